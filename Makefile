@@ -1,0 +1,30 @@
+# Quick start:  make test   (creates .venv, installs, runs the suite)
+PYTHON ?= python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+# CPU machines: install this torch before the project so nothing pulls CUDA wheels.
+# GPU runners bring their own torch:  make test TORCH_SPEC=
+TORCH_SPEC ?= torch==2.13.0
+
+.PHONY: test test-slow bench install clean
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	@if [ -n "$(TORCH_SPEC)" ]; then $(PY) -m pip install --quiet "$(TORCH_SPEC)"; fi
+	$(PY) -m pip install --quiet -e ".[test,hf,plot]"
+	touch $@
+
+install: $(VENV)/.installed
+
+test: $(VENV)/.installed
+	$(PY) -m pytest
+
+test-slow: $(VENV)/.installed
+	$(PY) -m pytest -m slow
+
+bench: $(VENV)/.installed
+	$(PY) -m pytest perf --benchmark-only --benchmark-columns=min,median,max,rounds
+
+clean:
+	rm -rf $(VENV) .pytest_cache .hypothesis .benchmarks
