@@ -55,3 +55,23 @@ def test_verifier_vs_memory_floor(benchmark, step_inputs):
         print(f"{name:32s} {medians[name] * 1e3:8.3f} ms  {ratios[name]:5.2f}x floor")
     inputs = step_inputs
     benchmark(sd.verify_tokens, inputs["tokens"], inputs["draft"], inputs["target"], inputs["g"])
+
+
+BLOCK_STATEMENTS = {
+    "verify_tokens": "sd.verify_tokens(tokens, draft, target, g)",
+    "verify_block": "sd.verify_block(tokens, draft, target, g)",
+}
+
+
+def test_block_vs_token_verifier(benchmark, step_inputs):
+    """Block verification (F16-F19) touches every draft row (F17); goal: within 2x of the token verifier."""
+    times = {name: [] for name in BLOCK_STATEMENTS}
+    for _ in range(5):
+        for name, stmt in BLOCK_STATEMENTS.items():
+            timer = torch_benchmark.Timer(stmt, globals=dict(step_inputs, torch=torch))
+            times[name].append(timer.blocked_autorange(min_run_time=0.2).median)
+    token, blocked = (statistics.median(times[name]) for name in BLOCK_STATEMENTS)
+    benchmark.extra_info["ratio_block_to_token"] = blocked / token
+    print(f"verify_block {blocked * 1e3:.3f} ms vs verify_tokens {token * 1e3:.3f} ms: {blocked / token:.2f}x")
+    inputs = step_inputs
+    benchmark(sd.verify_block, inputs["tokens"], inputs["draft"], inputs["target"], inputs["g"])

@@ -25,7 +25,8 @@ from .metrics import (
 )
 from .sampling import inverse_cdf, sample_categorical
 from .stats import GofResult, detectable_tv, goodness_of_fit, plan_sample_size
-from .transport import optimal_plan
+from .block import verify_block
+from .transport import multidraft_optimum, optimal_plan
 from .verify import VerifyResult, verify_greedy, verify_tokens, verify_tokens_with_uniforms
 from .warpers import SamplingConfig, warp_logits, warped_probs
 
@@ -45,6 +46,7 @@ __all__ = [
     "goodness_of_fit",
     "inverse_cdf",
     "mean_tokens_per_step",
+    "multidraft_optimum",
     "optimal_draft_length",
     "optimal_plan",
     "plan_sample_size",
@@ -54,6 +56,7 @@ __all__ = [
     "token_joint_law",
     "token_output_law",
     "tokens_per_step_moments",
+    "verify_block",
     "verify_greedy",
     "verify_tokens",
     "verify_tokens_with_uniforms",

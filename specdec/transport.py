@@ -6,6 +6,7 @@ max sum_i Pi_ii s.t. Pi 1 = p, Pi^T 1 = q (F5), whose optimum is beta = 1 - TV (
 
 from __future__ import annotations
 
+import numpy as np
 import torch
 
 from .exact import _pair
@@ -24,3 +25,21 @@ def optimal_plan(target_probs, draft_probs) -> torch.Tensor:
     outer = excess_target.unsqueeze(-1) * excess_draft.unsqueeze(-2)
     off_diagonal = torch.where(gap > 0, outer / torch.where(gap > 0, gap, 1.0), 0.0)
     return torch.diag_embed(kept) + off_diagonal
+
+
+def multidraft_optimum(target_probs, draft_probs, num_drafts: int) -> float:
+    """(F9-F10) alpha*_k for k i.i.d. drafts = min_j [1 + P_j - Q_j^k], O(V log V).
+
+    Tokens sorted by q/p descending (p = 0 counts as +inf); P_j, Q_j are the cumulative
+    target and draft masses of the first j tokens (j = 0..V).  k = 1 gives 1 - TV.
+    """
+    from .lp import _check_k, normalized_pair
+
+    k = _check_k(num_drafts)
+    target, draft = normalized_pair(target_probs, draft_probs)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(target > 0, draft / np.where(target > 0, target, 1.0), np.where(draft > 0, np.inf, 0.0))
+    order = np.argsort(-ratio, kind="stable")
+    cum_target = np.r_[0.0, np.cumsum(target[order])]
+    cum_draft = np.r_[0.0, np.cumsum(draft[order])]
+    return float(np.min(1 + cum_target - cum_draft**k))

@@ -1,0 +1,24 @@
+"""(F5) LP time vs V, beside the closed form's (F1/F6), measured in the same test."""
+
+import time
+
+import numpy as np
+import pytest
+
+import specdec as sd
+from specdec import lp
+
+
+@pytest.mark.parametrize("vocab", [50, 100, 200, 500])
+def test_lp_vs_closed_form(benchmark, vocab):
+    rng = np.random.default_rng(vocab)
+    target, draft = rng.dirichlet(np.ones(vocab)), rng.dirichlet(np.ones(vocab))
+    start = time.perf_counter()
+    beta = sd.acceptance_probability(target, draft).item()
+    sd.optimal_plan(target, draft)
+    closed = time.perf_counter() - start
+    solution = benchmark.pedantic(lp.transport_lp, args=(target, draft), rounds=1, iterations=1)
+    benchmark.extra_info["closed_form_s"] = closed
+    benchmark.extra_info["lp_over_closed_form"] = benchmark.stats.stats.median / closed
+    print(f"V={vocab}: LP {benchmark.stats.stats.median:.3f} s, closed form {closed * 1e3:.3f} ms")
+    assert solution.optimum == pytest.approx(beta, abs=1e-9)
