@@ -20,9 +20,8 @@ import itertools
 
 import torch
 
-from . import _validation as v
 from .sampling import inverse_cdf
-from .verify import VerifyResult, _check_inputs, _row_at
+from .verify import VerifyResult, _row_at, run_with_generator
 
 
 def verify_block(
@@ -35,12 +34,13 @@ def verify_block(
     validate: bool = True,
     sum_tol: float | None = None,
 ) -> VerifyResult:
-    """Block verification (F16-F19); inputs and result exactly as :func:`specdec.verify_tokens`."""
-    _check_inputs(draft_tokens, draft_probs, target_probs, sum_tol, values=validate)
-    v.check_generator(generator, target_probs.device)
-    batch, gamma = draft_tokens.shape
-    uniforms = torch.rand((batch, gamma + 2), dtype=torch.float64, device=target_probs.device, generator=generator)
-    return _verify_block(draft_tokens.long(), draft_probs, target_probs, uniforms, pad_id)
+    """Block verification (F16-F19); inputs and result exactly as :func:`specdec.verify_tokens`.
+
+    Draws B*(K+2) uniforms: eta_0..eta_K for tau (F19) and one for the last token.
+    """
+    return run_with_generator(
+        _verify_block, draft_tokens, draft_probs, target_probs, generator, extra_uniforms=2, pad_id=pad_id, validate=validate, sum_tol=sum_tol
+    )
 
 
 def _verify_block(draft_tokens, draft_probs, target_probs, uniforms, pad_id) -> VerifyResult:
@@ -56,7 +56,7 @@ def _verify_block(draft_tokens, draft_probs, target_probs, uniforms, pad_id) -> 
     )  # (B, g); -inf where p(x) = 0
     partial = torch.nn.functional.pad(log_ratio.cumsum(-1), (1, 0))  # (B, g+1): S_0 = 0 .. S_g
     b = (partial - partial.cummax(-1).values).exp()  # (F16) (B, g+1), b_0 = 1
-    b = torch.nan_to_num(b, nan=0.0)  # -inf - (-inf) cannot occur (S_0 = 0 is finite); kept for safety
+    b = torch.nan_to_num(b, nan=0.0)  # inf - inf only when q(x) = 0 (E1), reachable with validate=False
 
     # (F17) z_i for i < g over the whole (B, g, V) block, then (F18).
     excess = target_probs[:, :gamma] * b[:, :gamma, None].to(dtype)  # (B, g, V): one buffer, updated in place

@@ -175,13 +175,23 @@ def verify_tokens(
     unnormalised rows beyond ``sum_tol``, out-of-range ids, E1) at the cost of
     one host sync; ``validate=False`` skips the value checks (never the shape checks).
     """
+    return run_with_generator(
+        _verify, draft_tokens, draft_probs, target_probs, generator, extra_uniforms=1, pad_id=pad_id, validate=validate, sum_tol=sum_tol
+    )
+
+
+def run_with_generator(
+    core, draft_tokens, draft_probs, target_probs, generator, *, extra_uniforms, pad_id, validate, sum_tol
+) -> VerifyResult:
+    """Shared front of the chain verifiers: checks, then B*(K+extra_uniforms) float64
+    uniforms from ``generator``, then ``core(draft_tokens, draft_probs, target_probs, uniforms, pad_id)``."""
     _check_inputs(draft_tokens, draft_probs, target_probs, sum_tol, values=validate)
     v.check_generator(generator, target_probs.device)
     batch, num_draft = draft_tokens.shape
     uniforms = torch.rand(
-        (batch, num_draft + 1), dtype=torch.float64, device=target_probs.device, generator=generator
+        (batch, num_draft + extra_uniforms), dtype=torch.float64, device=target_probs.device, generator=generator
     )
-    return _verify(draft_tokens.long(), draft_probs, target_probs, uniforms, pad_id)
+    return core(draft_tokens.long(), draft_probs, target_probs, uniforms, pad_id)
 
 
 def verify_greedy(draft_tokens: torch.Tensor, target_scores: torch.Tensor, *, pad_id: int = -1) -> VerifyResult:
