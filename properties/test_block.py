@@ -44,15 +44,13 @@ def test_worked_example_of_spec_section_4():
 
 @pytest.mark.parametrize("seed,vocab,gamma", [(1, 2, 1), (2, 2, 3), (3, 3, 2), (4, 3, 3), (5, 4, 2), (6, 2, 0)])
 def test_block_law_is_lossless_and_beats_token_level_in_expectation(seed, vocab, gamma):
-    """Exact rationals: the emitted stream is the target (first token and the whole
-    concatenation up to the block length), E[tau_block] = F20 >= E[tau_token]."""
+    """Exact rationals: the block law sums to 1, its first token is exactly the target's (F4),
+    E[tau_block] = F20, and token-level E[tau] <= E[tau_block] <= joint-min ideal."""
     target, draft = fraction_chain(seed, vocab)
     law = block.block_law(target, draft, gamma, vocab)
     assert sum(law.values()) == 1
     first = [sum(m for b, m in law.items() if b[0] == y) for y in range(vocab)]
     assert first == list(target(()))
-    # Losslessness at every emitted length: P(block starts with s) summed appropriately equals
-    # the target's law of s whenever the block is at least |s| long plus the continuation.
     expected_tau = sum(m * (len(b) - 1) for b, m in law.items())
     assert expected_tau == block.expected_accepted_block(target, draft, gamma, vocab)
     profile = sd.acceptance_profile(lambda p: [float(x) for x in target(p)], lambda p: [float(x) for x in draft(p)], gamma)
