@@ -34,21 +34,20 @@ STATEMENTS = {
 }
 
 
-def side_by_side(inputs, rounds=5):
-    """Median time of each statement over interleaved rounds; ratios to the floor."""
-    sync = "torch.cuda.synchronize()" if inputs["device"].type == "cuda" else ""
-    times = {name: [] for name in STATEMENTS}
+def side_by_side(inputs, statements, rounds=5):
+    """Median time of each statement over interleaved rounds (one run, same inputs)."""
+    sync = "; torch.cuda.synchronize()" if inputs["device"].type == "cuda" else ""
+    times = {name: [] for name in statements}
     for _ in range(rounds):
-        for name, stmt in STATEMENTS.items():
-            timer = torch_benchmark.Timer(stmt + ("; " + sync if sync else ""), globals=dict(inputs, torch=torch))
+        for name, stmt in statements.items():
+            timer = torch_benchmark.Timer(stmt + sync, globals=dict(inputs, torch=torch))
             times[name].append(timer.blocked_autorange(min_run_time=0.2).median)
-    medians = {name: statistics.median(ts) for name, ts in times.items()}
-    floor = medians["floor (target_probs.clone())"]
-    return medians, {name: t / floor for name, t in medians.items()}
+    return {name: statistics.median(ts) for name, ts in times.items()}
 
 
 def test_verifier_vs_memory_floor(benchmark, step_inputs):
-    medians, ratios = side_by_side(step_inputs)
+    medians = side_by_side(step_inputs, STATEMENTS)
+    ratios = {name: t / medians["floor (target_probs.clone())"] for name, t in medians.items()}
     for name in STATEMENTS:
         benchmark.extra_info[f"median_s[{name}]"] = medians[name]
         benchmark.extra_info[f"ratio_to_floor[{name}]"] = ratios[name]
@@ -65,12 +64,8 @@ BLOCK_STATEMENTS = {
 
 def test_block_vs_token_verifier(benchmark, step_inputs):
     """Block verification (F16-F19) touches every draft row (F17); goal: within 2x of the token verifier."""
-    times = {name: [] for name in BLOCK_STATEMENTS}
-    for _ in range(5):
-        for name, stmt in BLOCK_STATEMENTS.items():
-            timer = torch_benchmark.Timer(stmt, globals=dict(step_inputs, torch=torch))
-            times[name].append(timer.blocked_autorange(min_run_time=0.2).median)
-    token, blocked = (statistics.median(times[name]) for name in BLOCK_STATEMENTS)
+    medians = side_by_side(step_inputs, BLOCK_STATEMENTS)
+    token, blocked = medians["verify_tokens"], medians["verify_block"]
     benchmark.extra_info["ratio_block_to_token"] = blocked / token
     print(f"verify_block {blocked * 1e3:.3f} ms vs verify_tokens {token * 1e3:.3f} ms: {blocked / token:.2f}x")
     inputs = step_inputs

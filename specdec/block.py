@@ -20,8 +20,7 @@ import itertools
 
 import torch
 
-from .sampling import inverse_cdf
-from .verify import VerifyResult, _row_at, run_with_generator
+from .verify import VerifyResult, _draft_row_at, _emit_block, _row_at, run_with_generator
 
 
 def verify_block(
@@ -44,7 +43,7 @@ def verify_block(
 
 
 def _verify_block(draft_tokens, draft_probs, target_probs, uniforms, pad_id) -> VerifyResult:
-    batch, gamma = draft_tokens.shape
+    gamma = draft_tokens.shape[1]
     vocab = target_probs.shape[-1]
     dtype = target_probs.dtype
     if draft_probs is None:  # E5: point masses
@@ -70,21 +69,11 @@ def _verify_block(draft_tokens, draft_probs, target_probs, uniforms, pad_id) -> 
     positions = torch.arange(gamma + 1, device=draft_tokens.device)
     tau = torch.where(hit, positions, 0).amax(-1)  # (B,)
 
+    # Residual max(b_tau p_{tau+1} - q_{tau+1}, 0), or p_{g+1} on the bonus row (b_g is unused there).
     target_row = _row_at(target_probs, tau)  # p_{tau+1}, (B, V)
-    rejected = tau < gamma
-    if gamma == 0:
-        weights = target_row
-    else:
-        draft_row = _row_at(draft_probs, tau.clamp(max=gamma - 1)) * rejected.unsqueeze(-1).to(dtype)
-        b_tau = b.gather(1, tau.unsqueeze(-1)).to(dtype)  # (B, 1); the bonus row has no draft to subtract
-        weights = (torch.where(rejected.unsqueeze(-1), b_tau, 1.0) * target_row - draft_row).clamp_min(0)
-    residual_empty = weights.sum(-1) <= torch.finfo(weights.dtype).tiny  # E2
-    weights = torch.where(residual_empty.unsqueeze(-1), target_row, weights)
-    last = inverse_cdf(weights, uniforms[:, gamma + 1])
-
-    padded = torch.nn.functional.pad(draft_tokens, (0, 1), value=pad_id)
-    tokens = torch.where(positions < tau.unsqueeze(-1), padded, pad_id).scatter(1, tau.unsqueeze(-1), last.unsqueeze(-1))
-    return VerifyResult(num_accepted=tau, tokens=tokens, residual_empty=residual_empty)
+    scale = torch.where(tau < gamma, b.gather(1, tau.unsqueeze(-1)).squeeze(-1), 1.0).to(dtype)  # (B,)
+    residual = (scale.unsqueeze(-1) * target_row - _draft_row_at(draft_tokens, draft_probs, tau, target_row)).clamp_min(0)
+    return _emit_block(draft_tokens, tau, target_row, residual, uniforms[:, gamma + 1], pad_id)
 
 
 # ---------------------------------------------------------------------------

@@ -85,6 +85,14 @@ def _solve(cost: np.ndarray, a_eq: sparse.csr_matrix, b_eq: np.ndarray) -> LPSol
     return LPSolution(-float(res.fun), res.x, np.asarray(res.eqlin.marginals), cost, a_eq, b_eq)
 
 
+def _two_marginals(num_rows: int, num_cols: int) -> sparse.csr_matrix:
+    """Equality constraints on the row and column sums of a row-major (num_rows, num_cols) plan;
+    the last column-sum row is dropped (it is implied by the others and the total)."""
+    row_sums = sparse.kron(sparse.identity(num_rows), sparse.csr_matrix(np.ones((1, num_cols))), format="csr")
+    col_sums = sparse.kron(sparse.csr_matrix(np.ones((1, num_rows))), sparse.identity(num_cols), format="csr")
+    return sparse.vstack([row_sums, col_sums[:-1]], format="csr")
+
+
 def certificate(solution: LPSolution) -> Certificate:
     """Check optimality from first principles: strong duality, dual feasibility, complementary slackness."""
     x, y, c, a, b = solution.x, solution.duals, solution.cost, solution.a_eq, solution.b_eq
@@ -103,12 +111,8 @@ def transport_lp(target_probs, draft_probs) -> LPSolution:
     vocab = target.size
     if vocab > MAX_LP_VOCAB:
         raise ValueError(f"V={vocab} is too large for the V^2 LP (at most {MAX_LP_VOCAB}); use the closed form")
-    eye = sparse.identity(vocab, format="csr")
-    ones = sparse.csr_matrix(np.ones((1, vocab)))
-    a_eq = sparse.vstack(
-        [sparse.kron(eye, ones, format="csr"), sparse.kron(ones, eye, format="csr")[:-1]], format="csr"
-    )  # row sums = target; column sums = draft, one redundant row dropped
-    return _solve(-np.eye(vocab).ravel(), a_eq, np.r_[target, draft[:-1]])
+    # Rows: the output (row sums = target); columns: the draft (column sums = draft).
+    return _solve(-np.eye(vocab).ravel(), _two_marginals(vocab, vocab), np.r_[target, draft[:-1]])
 
 
 def _check_k(num_drafts) -> int:
@@ -127,14 +131,8 @@ def multidraft_lp(target_probs, draft_probs, num_drafts: int) -> LPSolution:
     tuples = list(itertools.product(range(vocab), repeat=k))
     joint_draft = np.array([np.prod(draft[list(t)]) for t in tuples])  # Q(xbar), i.i.d.
     reward = np.array([[1.0 if y in t else 0.0 for y in range(vocab)] for t in tuples]).ravel()
-    a_eq = sparse.vstack(
-        [
-            sparse.kron(sparse.identity(len(tuples)), sparse.csr_matrix(np.ones((1, vocab))), format="csr"),
-            sparse.kron(sparse.csr_matrix(np.ones((1, len(tuples)))), sparse.identity(vocab), format="csr")[:-1],
-        ],
-        format="csr",
-    )
-    return _solve(-reward, a_eq, np.r_[joint_draft, target[:-1]])
+    # Rows: the draft tuples (row sums = Q); columns: the output (column sums = target).
+    return _solve(-reward, _two_marginals(len(tuples), vocab), np.r_[joint_draft, target[:-1]])
 
 
 def flow_lp(target_probs, draft_probs, num_drafts: int) -> float:

@@ -118,9 +118,7 @@ def _row_at(probs: torch.Tensor, position: torch.Tensor) -> torch.Tensor:
 
 
 def _verify(draft_tokens, draft_probs, target_probs, uniforms, pad_id) -> VerifyResult:
-    batch, num_draft = draft_tokens.shape
-    vocab = target_probs.shape[-1]
-    rows = torch.arange(batch, device=draft_tokens.device)
+    num_draft = draft_tokens.shape[1]
 
     # (F2) acceptance tests at every draft position at once, in float64.
     x = draft_tokens.unsqueeze(-1)  # (B, K, 1)
@@ -134,23 +132,31 @@ def _verify(draft_tokens, draft_probs, target_probs, uniforms, pad_id) -> Verify
 
     # (F3) residual at position n (or the bonus row when n = K); only B rows of V are touched.
     target_row = _row_at(target_probs, num_accepted)  # (B, V)
-    rejected = num_accepted < num_draft  # (B,)
-    if num_draft == 0:
-        draft_row = torch.zeros_like(target_row)
-    else:
-        at = num_accepted.clamp(max=num_draft - 1)  # (B,) valid index; masked below when n = K
-        if draft_probs is None:
-            draft_row = torch.nn.functional.one_hot(draft_tokens[rows, at], vocab).to(target_row.dtype)
-        else:
-            draft_row = _row_at(draft_probs, at)  # (B, V)
-        draft_row = draft_row * rejected.unsqueeze(-1).to(draft_row.dtype)
-    residual = (target_row - draft_row).clamp_min(0)  # (B, V); equals p_{K+1} on bonus rows
-    residual_empty = residual.sum(-1) <= torch.finfo(residual.dtype).tiny  # E2
-    weights = torch.where(residual_empty.unsqueeze(-1), target_row, residual)
-    last = inverse_cdf(weights, uniforms[:, num_draft])  # (B,)
+    residual = (target_row - _draft_row_at(draft_tokens, draft_probs, num_accepted, target_row)).clamp_min(0)
+    return _emit_block(draft_tokens, num_accepted, target_row, residual, uniforms[:, num_draft], pad_id)
 
-    # Emitted block: x_1..x_n, the sampled token at position n, pad after.
-    positions = torch.arange(num_draft + 1, device=draft_tokens.device)  # (K+1,)
+
+def _draft_row_at(draft_tokens, draft_probs, position, target_row) -> torch.Tensor:
+    """q at draft position ``position[b]`` per row, zero where position = K (the bonus row has
+    no draft); a point mass on the drafted token when ``draft_probs`` is None (E5).  (B, V)."""
+    num_draft = draft_tokens.shape[1]
+    if num_draft == 0:
+        return torch.zeros_like(target_row)
+    at = position.clamp(max=num_draft - 1)  # (B,) valid index; masked below when position = K
+    if draft_probs is None:
+        rows = torch.arange(draft_tokens.shape[0], device=draft_tokens.device)
+        draft_row = torch.nn.functional.one_hot(draft_tokens[rows, at], target_row.shape[-1]).to(target_row.dtype)
+    else:
+        draft_row = _row_at(draft_probs, at)
+    return draft_row * (position < num_draft).unsqueeze(-1).to(draft_row.dtype)
+
+
+def _emit_block(draft_tokens, num_accepted, target_row, residual, uniform, pad_id) -> VerifyResult:
+    """Draw the last token from ``residual`` (falling back to ``target_row`` when it is empty, E2)
+    with ``uniform`` (B,), and emit x_1..x_n, that token at position n, pad after."""
+    residual_empty = residual.sum(-1) <= torch.finfo(residual.dtype).tiny  # (B,) E2
+    last = inverse_cdf(torch.where(residual_empty.unsqueeze(-1), target_row, residual), uniform)  # (B,)
+    positions = torch.arange(draft_tokens.shape[1] + 1, device=draft_tokens.device)  # (K+1,)
     padded = torch.nn.functional.pad(draft_tokens, (0, 1), value=pad_id)  # (B, K+1)
     tokens = torch.where(positions < num_accepted.unsqueeze(-1), padded, pad_id)
     tokens = tokens.scatter(1, num_accepted.unsqueeze(-1), last.unsqueeze(-1))
