@@ -30,7 +30,7 @@ test-slow: $(VENV)/.installed
 	$(PY) -m pytest -m slow
 
 bench: $(VENV)/.installed
-	$(PY) -m pytest perf --benchmark-only --benchmark-columns=min,median,max,rounds
+	$(PY) -m pytest perf -m "" -s --benchmark-only --benchmark-columns=min,median,max,rounds
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis .benchmarks

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
 import torch
 
 from .kvcache import RaggedCache
@@ -141,15 +140,20 @@ class NgramDraft(DraftSource):
         self._device = torch.device(device)
 
     def lookup(self, context: list[int], num_tokens: int) -> list[int]:
-        """The continuation proposed for one context (possibly empty)."""
-        ids = np.asarray(context, dtype=np.int64)
-        for n in range(min(self.max_ngram_size, len(ids) - 1), self.min_ngram_size - 1, -1):
-            windows = np.lib.stride_tricks.sliding_window_view(ids[:-1], n)  # earlier n-grams only
-            hits = np.flatnonzero((windows == ids[-n:]).all(-1))
-            for start in hits:
-                follow = ids[start + n: start + n + num_tokens]
-                if follow.size:
-                    return follow.tolist()
+        """The continuation proposed for one context (possibly empty).  Plain list
+        scans: contexts are short and this runs once per row and step."""
+        size = len(context)
+        for n in range(min(self.max_ngram_size, size - 1), self.min_ngram_size - 1, -1):
+            pattern = context[size - n:]
+            start = 0
+            while True:
+                try:  # earlier occurrences only: start + n <= size - 1, so a continuation exists
+                    start = context.index(pattern[0], start, size - n)
+                except ValueError:
+                    break
+                if context[start:start + n] == pattern:
+                    return context[start + n: start + n + num_tokens]
+                start += 1
         return []
 
     def propose(self, contexts, num_tokens, generator) -> Proposal:

@@ -171,3 +171,42 @@ def sample_chain_blocks(target_fn, draft_fn, num_draft: int, vocab: int, n: int,
     result = verifier(draft_tokens, draft_probs, torch.stack(target_rows, 1), generator)
     emitted = result.tokens.tolist()
     return [tuple(row[: k + 1]) for row, k in zip(emitted, result.num_accepted.tolist())]
+
+
+def check_sequence_law(
+    stat_checks: StatChecks,
+    decoder,
+    target,
+    prompts: list[list[int]],
+    length: int,
+    *,
+    tv: float,
+    seed: int,
+    label: str,
+    sampling=None,
+    eos_token_id=None,
+    chunk: int = 8192,
+) -> list[CheckRecord]:
+    """Assert that ``decoder``'s first ``length`` tokens after each prompt follow the target's exact law.
+
+    ``decoder(prompts, max_new_tokens, seed) -> list of new-token lists`` (the
+    shared decoder signature).  The law of each prompt is enumerated with the
+    target and the warpers (:func:`specdec.sequence_law.sequence_law`); the
+    sample size per prompt is planned for ``tv`` over its cells.  Prompts are
+    interleaved in every call, so batch rows of different lengths run together.
+    """
+    from .sequence_law import sequence_law
+    from .warpers import SamplingConfig
+
+    sampling = SamplingConfig() if sampling is None else sampling
+    laws = [sequence_law(target, p, length, sampling=sampling, eos_token_id=eos_token_id) for p in prompts]
+    n = max(stat_checks.plan(num_cells=len(law.sequences), tv=tv) for law in laws)
+    rows = [p for _ in range(n) for p in prompts]
+    outputs: list[list[int]] = []
+    for call, start in enumerate(range(0, len(rows), chunk)):
+        outputs.extend(decoder(rows[start:start + chunk], length, seed + call))
+    records = []
+    for i, law in enumerate(laws):
+        ids = law.index(outputs[i::len(prompts)])
+        records.append(stat_checks.assert_follows(ids, law.probs, label=f"{label} prompt {i}"))
+    return records

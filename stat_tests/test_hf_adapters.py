@@ -1,0 +1,73 @@
+"""Hugging Face transformers' speculative decoding through the adapters (issue 3):
+its verifier against the exact one-step law (F4), and its assisted / prompt-lookup
+generation against the exact sequence law (slow: transformers decodes one row per call)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from fixtures.models import tiny_pair
+from properties.test_generate import plain_greedy
+from specdec.hf_adapter import TESTED_TRANSFORMERS, HFAssistedDecoder, HFPromptLookupDecoder, hf_speculative_sampling
+from specdec.testing import check_sequence_law, sample_one_step
+
+TARGET = torch.tensor([0.5, 0.3, 0.2], dtype=torch.float64)  # SPEC §3 example
+DRAFT = torch.tensor([0.2, 0.3, 0.5], dtype=torch.float64)
+
+
+def test_pinned_transformers_version_is_the_one_installed():
+    import transformers
+
+    assert transformers.__version__ == TESTED_TRANSFORMERS, (
+        f"adapters are vouched for transformers {TESTED_TRANSFORMERS}; installed {transformers.__version__}"
+    )
+
+
+@pytest.mark.parametrize("draft_probs, draft_token", [(DRAFT, None), (None, 2)], ids=["sampled", "point_mass"])
+def test_hf_verifier_first_token_follows_target(stat_checks, draft_probs, draft_token):
+    n = stat_checks.plan(num_cells=3, tv=0.05)
+    _, first, accepted = sample_one_step(
+        TARGET, draft_probs, n, torch.Generator().manual_seed(7), draft_token=draft_token, verifier=hf_speculative_sampling
+    )
+    stat_checks.assert_follows(first, TARGET, label=f"transformers _speculative_sampling, {draft_token and 'E5' or 'q'} draft")
+    assert 0 < accepted.float().mean() < 1
+
+
+def test_hf_verifier_is_deterministic_given_the_generator_and_restores_global_rng():
+    draft_tokens = torch.tensor([[0, 2], [1, 1]])
+    draft_probs = DRAFT.expand(2, 2, 3).contiguous()
+    target_probs = TARGET.expand(2, 3, 3).contiguous()
+    state = torch.random.get_rng_state()
+    first = hf_speculative_sampling(draft_tokens, draft_probs, target_probs, torch.Generator().manual_seed(3))
+    assert torch.equal(torch.random.get_rng_state(), state), "the adapter left the global RNG changed"
+    again = hf_speculative_sampling(draft_tokens, draft_probs, target_probs, torch.Generator().manual_seed(3))
+    assert torch.equal(first.tokens, again.tokens)
+    with pytest.raises(ValueError, match="K >= 1"):
+        hf_speculative_sampling(draft_tokens[:, :0], draft_probs[:, :0], target_probs[:, :1], torch.Generator())
+
+
+def test_hf_assisted_greedy_equals_plain_greedy():
+    from specdec.warpers import SamplingConfig
+
+    target, draft = tiny_pair(0, 8)
+    prompts = [[1, 2, 3], [5, 1, 5, 1]]
+    expected = [plain_greedy(target, p, 7) for p in prompts]
+    assisted = HFAssistedDecoder(target, SamplingConfig(temperature=0), assistant=draft, num_draft_tokens=3)
+    lookup = HFPromptLookupDecoder(target, SamplingConfig(temperature=0), num_draft_tokens=3)
+    assert assisted(prompts, 7, 0) == expected
+    assert lookup(prompts, 7, 0) == expected
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", ["assisted", "prompt_lookup"])
+def test_hf_generation_follows_the_target_law(stat_checks, kind):
+    target, draft = tiny_pair(1, 8)
+    decoder = (
+        HFAssistedDecoder(target, eos_token_id=7, assistant=draft, num_draft_tokens=2)
+        if kind == "assisted"
+        else HFPromptLookupDecoder(target, eos_token_id=7, num_draft_tokens=2)
+    )
+    check_sequence_law(
+        stat_checks, decoder, target, [[4, 5, 4, 5, 4]], 2, tv=0.05, seed=5, label=f"transformers {kind}", eos_token_id=7
+    )

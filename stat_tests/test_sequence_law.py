@@ -1,0 +1,57 @@
+"""Sequence law of the decoding loop on tiny Llama pairs (issue 3): the first L emitted
+tokens follow the exact target law (V^L sequences enumerated with the target model and
+the warpers, EOS absorbing) - planned chi-square tests, seeded, ragged batches."""
+
+from __future__ import annotations
+
+import pytest
+
+from fixtures.models import tiny_pair
+from specdec.drafts import ModelDraft, NgramDraft
+from specdec.generate import SpeculativeDecoder
+from specdec.testing import check_sequence_law
+from specdec.warpers import SamplingConfig
+
+TV = 0.03  # planned detectable deviation per check (power 0.99 at the per-check alpha)
+VOCAB = 8
+EOS = 7
+LENGTH = 3
+PROMPTS = [[1, 2, 3], [4, 5, 4, 5, 4]]  # ragged: rows of different lengths share every batch
+PLAIN = SamplingConfig()
+WARPED = SamplingConfig(temperature=0.8, top_k=5, top_p=0.9)  # label "warped" below
+
+
+@pytest.mark.parametrize(
+    "source, verifier, sampling, num_draft",
+    [
+        ("model", "token", PLAIN, 2),
+        ("model", "block", PLAIN, 2),
+        ("model", "token", WARPED, 3),
+        ("greedy_model", "token", PLAIN, 2),
+        ("ngram", "token", PLAIN, 2),
+        ("none", "token", PLAIN, 0),
+    ],
+)
+def test_first_tokens_follow_the_target_law(stat_checks, source, verifier, sampling, num_draft):
+    target, draft = tiny_pair(1, VOCAB)
+    sources = {
+        "model": ModelDraft(draft),
+        "greedy_model": ModelDraft(draft, greedy=True),
+        "ngram": NgramDraft(2),
+        "none": None,
+    }
+    decoder = SpeculativeDecoder(
+        target, sources[source], num_draft_tokens=num_draft, sampling=sampling, eos_token_id=EOS, verifier=verifier
+    )
+    check_sequence_law(
+        stat_checks,
+        decoder,
+        target,
+        PROMPTS,
+        LENGTH,
+        tv=TV,
+        seed=100,
+        label=f"loop {source} draft, {verifier} verifier, K={num_draft}, {'warped' if sampling == WARPED else 'T=1'}",
+        sampling=sampling,
+        eos_token_id=EOS,
+    )
