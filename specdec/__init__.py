@@ -26,6 +26,9 @@ from .metrics import (
 from .sampling import inverse_cdf, sample_categorical
 from .stats import GofResult, detectable_tv, goodness_of_fit, plan_sample_size
 from .block import verify_block
+from .drafts import DraftSource, ModelDraft, NgramDraft
+from .generate import GenerationResult, SpeculativeDecoder, generate
+from .multidraft import verify_kseq, verify_mss
 from .transport import multidraft_optimum, optimal_plan
 from .verify import VerifyResult, verify_greedy, verify_tokens, verify_tokens_with_uniforms
 from .warpers import SamplingConfig, warp_logits, warped_probs
@@ -33,6 +36,14 @@ from .warpers import SamplingConfig, warp_logits, warped_probs
 __version__ = "0.1.0.dev0"
 
 __all__ = [
+    "DraftSource",
+    "GenerationResult",
+    "ModelDraft",
+    "NgramDraft",
+    "SpeculativeDecoder",
+    "generate",
+    "verify_kseq",
+    "verify_mss",
     "GofResult",
     "SamplingConfig",
     "VerifyResult",

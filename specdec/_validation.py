@@ -13,6 +13,7 @@ Every error names the argument and the value, as ``ValueError``/``TypeError``.
 
 from __future__ import annotations
 
+import operator
 from typing import Callable
 
 import torch
@@ -37,6 +38,17 @@ def check_tensor(name: str, value, *, dtypes, ndim: int) -> None:
         raise TypeError(f"{name} must have dtype in ({allowed}), got {value.dtype}")
     if value.ndim != ndim:
         raise ValueError(f"{name} must have {ndim} dimensions, got shape {tuple(value.shape)}")
+
+
+def check_num_drafts(num_drafts) -> int:
+    """k, the number of drafts per position in multi-draft schemes: an integer >= 1."""
+    try:
+        k = operator.index(num_drafts)  # int or numpy integer; not float, not bool
+    except TypeError:
+        k = 0
+    if isinstance(num_drafts, bool) or k < 1:
+        raise ValueError(f"num_drafts must be an integer >= 1, got {num_drafts!r}")
+    return k
 
 
 def check_shape(name: str, value: torch.Tensor, expected: tuple[int, ...], meaning: str) -> None:

@@ -21,6 +21,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import optimize, sparse
 
+from ._validation import check_num_drafts
+
 MAX_LP_VOCAB = 1000  # (F5) has V^2 variables
 MAX_LP_VARIABLES = 200_000  # (F7) has V^(k+1) variables
 MAX_FLOW_VOCAB = 14  # (F8) enumerates subsets of the vocabulary
@@ -115,15 +117,9 @@ def transport_lp(target_probs, draft_probs) -> LPSolution:
     return _solve(-np.eye(vocab).ravel(), _two_marginals(vocab, vocab), np.r_[target, draft[:-1]])
 
 
-def _check_k(num_drafts) -> int:
-    if isinstance(num_drafts, bool) or not isinstance(num_drafts, (int, np.integer)) or num_drafts < 1:
-        raise ValueError(f"num_drafts must be an integer >= 1, got {num_drafts!r}")
-    return int(num_drafts)
-
-
 def multidraft_lp(target_probs, draft_probs, num_drafts: int) -> LPSolution:
     """(F7) the membership-cost OT for k i.i.d. drafts; V^(k+1) variables (at most 200,000)."""
-    k = _check_k(num_drafts)
+    k = check_num_drafts(num_drafts)
     target, draft = normalized_pair(target_probs, draft_probs)
     vocab = target.size
     if vocab ** (k + 1) > MAX_LP_VARIABLES:
@@ -140,7 +136,7 @@ def flow_lp(target_probs, draft_probs, num_drafts: int) -> float:
 
     Q(S) = P(the set of distinct drafts is S) = sum_{T subset S} (-1)^{|S|-|T|} q(T)^k.
     """
-    k = _check_k(num_drafts)
+    k = check_num_drafts(num_drafts)
     target, draft = normalized_pair(target_probs, draft_probs)
     vocab = target.size
     if vocab > MAX_FLOW_VOCAB:

@@ -73,18 +73,12 @@ def kseq_rho(target_probs: torch.Tensor, draft_probs: torch.Tensor, num_drafts: 
 def kseq_acceptance(target_probs, draft_probs, num_drafts: int) -> float:
     """Closed form: 1 - (1 - beta(rho*))^k (SPEC §3.3), float64."""
     target, draft = _pair(target_probs, draft_probs)
-    _check_k(num_drafts)
+    num_drafts = v.check_num_drafts(num_drafts)
     rho = kseq_rho(target, draft, num_drafts)
     return float(1 - (1 - _beta(target, draft, rho)) ** num_drafts)
 
 
 # ------------------------------------------------------------------ shared checks and tail
-
-
-def _check_k(num_drafts) -> int:
-    if isinstance(num_drafts, bool) or not isinstance(num_drafts, int) or num_drafts < 1:
-        raise ValueError(f"num_drafts must be an integer >= 1, got {num_drafts!r}")
-    return num_drafts
 
 
 def _check_multidraft(draft_tokens, draft_probs, target_probs, generator, *, need_draft_probs: bool, validate: bool):
@@ -185,7 +179,7 @@ def verify_mss(draft_tokens, draft_probs, target_probs, generator, *, validate: 
 def mss_acceptance(target_probs, draft_probs, num_drafts: int) -> float:
     """(F14) 1 - prod_{s=1..k} TV(r_s, q) for i.i.d. children, r_1 = p."""
     target, draft = _pair(target_probs, draft_probs)
-    _check_k(num_drafts)
+    num_drafts = v.check_num_drafts(num_drafts)
     rows = _mss_residuals(target, [draft] * num_drafts)
     rejected = torch.ones((), dtype=torch.float64)
     for r in rows[:-1]:
@@ -216,7 +210,7 @@ def _enumerate(target, draft, num_drafts, per_tuple):
 def kseq_law(target_probs, draft_probs, num_drafts: int) -> tuple[torch.Tensor, float]:
     """Exact (output law, acceptance probability) of K-SEQ by enumeration of the draft tuples."""
     target, draft = _pair(target_probs, draft_probs)
-    _check_k(num_drafts)
+    num_drafts = v.check_num_drafts(num_drafts)
     rho = float(kseq_rho(target, draft, num_drafts))
     residual = (target - rho * draft).clamp_min(0)
     residual = residual / residual.sum() if residual.sum() > 0 else target
@@ -240,7 +234,7 @@ def mss_law(target_probs, draft_probs, num_drafts: int, *, update_residual: bool
     (SPEC §3.4), whose output law is *not* the target's.
     """
     target, draft = _pair(target_probs, draft_probs)
-    _check_k(num_drafts)
+    num_drafts = v.check_num_drafts(num_drafts)
     rows = _mss_residuals(target, [draft] * num_drafts) if update_residual else [target] * (num_drafts + 1)
     if not update_residual:
         last = (target - draft).clamp_min(0)

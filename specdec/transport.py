@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from ._validation import check_num_drafts
 from .exact import _pair
 
 
@@ -33,9 +34,9 @@ def multidraft_optimum(target_probs, draft_probs, num_drafts: int) -> float:
     Tokens sorted by q/p descending (p = 0 counts as +inf); P_j, Q_j are the cumulative
     target and draft masses of the first j tokens (j = 0..V).  k = 1 gives 1 - TV.
     """
-    from .lp import _check_k, normalized_pair
+    from .lp import normalized_pair
 
-    k = _check_k(num_drafts)
+    k = check_num_drafts(num_drafts)
     target, draft = normalized_pair(target_probs, draft_probs)
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = np.where(target > 0, draft / np.where(target > 0, target, 1.0), np.where(draft > 0, np.inf, 0.0))
