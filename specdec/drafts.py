@@ -99,16 +99,19 @@ class ModelDraft(DraftSource):
         logits = check_logits(cache.feed([ctx[start:] for ctx, start in zip(contexts, fed)])[:, -1], "draft")
         tokens, probs = [], []
         for i in range(num_tokens):
-            if self.greedy:
-                token = logits.argmax(-1)  # lowest id among ties (E4)
-            else:
-                q = warped_probs(logits, self._sampling, dtype=self._prob_dtype)
-                token = sample_categorical(q, generator, validate=False)
-                probs.append(q)
+            token, q = self._draw(logits, generator)
             tokens.append(token)
+            probs.append(q)
             if i + 1 < num_tokens:
                 logits = check_logits(cache.feed_tensor(token.unsqueeze(-1), torch.ones_like(token))[:, -1], "draft")
-        return Proposal(torch.stack(tokens, 1), None if self.greedy else torch.stack(probs, 1))
+        return Proposal(torch.stack(tokens, 1), None if probs[0] is None else torch.stack(probs, 1))
+
+    def _draw(self, logits: torch.Tensor, generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """One drafted token per row and the law it was drawn from (None: a point mass, E5)."""
+        if self.greedy:
+            return logits.argmax(-1), None  # lowest id among ties (E4)
+        q = warped_probs(logits, self._sampling, dtype=self._prob_dtype)
+        return sample_categorical(q, generator, validate=False), q
 
     def rollback(self, keep) -> None:
         self._cache.rollback(keep)

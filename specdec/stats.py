@@ -118,3 +118,63 @@ def goodness_of_fit(observed_counts, expected_probs, *, method: str = "pearson")
     exp *= obs.sum() / exp.sum()  # remove float drift of the total; scipy requires equal sums
     stat, pvalue = stats.power_divergence(obs, exp, lambda_=lambda_)
     return GofResult(float(stat), float(pvalue), num_groups - 1, n, method, 0)
+
+
+def monte_carlo_gof(observed_counts, expected_probs, *, num_resamples: int, seed: int, method: str = "pearson") -> GofResult:
+    """(F31) Monte-Carlo exact test for small expected counts: p = (1 + #{T_b >= T_obs}) / (B + 1).
+
+    T is Pearson's X^2 (or G) over the cells of positive probability, without
+    pooling; T_b is computed on ``numpy`` multinomial draws of the same n from
+    the law.  The smallest attainable p-value is 1 / (B + 1): choose B >= 20 / alpha.
+    """
+    if method not in ("pearson", "g"):
+        raise ValueError(f"method must be 'pearson' or 'g', got {method!r}")
+    if isinstance(num_resamples, bool) or not isinstance(num_resamples, int) or num_resamples < 1:
+        raise ValueError(f"num_resamples must be an integer >= 1, got {num_resamples!r}")
+    observed = np.asarray(observed_counts, dtype=np.int64).ravel()
+    probs = np.asarray(expected_probs, dtype=np.float64).ravel()
+    if observed.shape != probs.shape:
+        raise ValueError(f"observed_counts has {observed.size} cells but expected_probs has {probs.size}")
+    n = int(observed.sum())
+    outside = int(observed[probs <= 0].sum())
+    if outside:
+        return GofResult(math.inf, 0.0, 0, n, f"monte-carlo {method}", outside)
+    keep = probs > 0
+    p = probs[keep] / probs[keep].sum()
+    expected = n * p
+
+    def statistic(counts: np.ndarray) -> np.ndarray:
+        counts = counts.astype(np.float64)
+        if method == "pearson":
+            return ((counts - expected) ** 2 / expected).sum(-1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            terms = np.where(counts > 0, counts * np.log(counts / expected), 0.0)
+        return 2 * terms.sum(-1)
+
+    observed_stat = float(statistic(observed[keep]))
+    rng = np.random.default_rng(seed)
+    exceed = 0
+    for start in range(0, num_resamples, 10_000):
+        draws = rng.multinomial(n, p, size=min(10_000, num_resamples - start))
+        exceed += int((statistic(draws) >= observed_stat - 1e-9 * max(1.0, abs(observed_stat))).sum())
+    return GofResult(observed_stat, (1 + exceed) / (num_resamples + 1), int(keep.sum()) - 1, n, f"monte-carlo {method}", 0)
+
+
+def holm(pvalues, alpha: float) -> list[bool]:
+    """Holm's step-down procedure: which hypotheses are rejected at family-wise level ``alpha``.
+
+    Sort p_(1) <= ... <= p_(m); reject H_(i) while p_(i) <= alpha / (m - i + 1); stop at the first
+    that is not.  (statsmodels' ``multipletests(method="holm")``; statsmodels is not a dependency.)
+    """
+    if not 0 < alpha < 1:
+        raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
+    values = [float(p) for p in pvalues]
+    if any(math.isnan(p) or p < 0 or p > 1 for p in values):
+        raise ValueError(f"p-values must lie in [0, 1], got {values}")
+    rejected = [False] * len(values)
+    order = sorted(range(len(values)), key=values.__getitem__)
+    for rank, index in enumerate(order):
+        if values[index] > alpha / (len(values) - rank):
+            break
+        rejected[index] = True
+    return rejected

@@ -195,18 +195,16 @@ def check_sequence_law(
     sample size per prompt is planned for ``tv`` over its cells.  Prompts are
     interleaved in every call, so batch rows of different lengths run together.
     """
+    from .conformance import decode_samples
     from .sequence_law import sequence_law
     from .warpers import SamplingConfig
 
     sampling = SamplingConfig() if sampling is None else sampling
     laws = [sequence_law(target, p, length, sampling=sampling, eos_token_id=eos_token_id) for p in prompts]
     n = max(stat_checks.plan(num_cells=len(law.sequences), tv=tv) for law in laws)
-    rows = [p for _ in range(n) for p in prompts]
-    outputs: list[list[int]] = []
-    for call, start in enumerate(range(0, len(rows), chunk)):
-        outputs.extend(decoder(rows[start:start + chunk], length, seed + call))
+    per_prompt = decode_samples(decoder, prompts, n, length, seed=seed, chunk=chunk)
     records = []
     for i, law in enumerate(laws):
-        ids = law.index(outputs[i::len(prompts)])
+        ids = law.index(per_prompt[i])
         records.append(stat_checks.assert_follows(ids, law.probs, label=f"{label} prompt {i}"))
     return records

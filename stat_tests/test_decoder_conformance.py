@@ -1,0 +1,54 @@
+"""check_decoder (issue 4) on tiny Llama pairs: the reference decoder passes; decoder-level bug
+classes (B2, B3, B4 of PEERS.md) fail, each with the position where the deviation sits (F36)."""
+
+import numpy as np
+import pytest
+
+from fixtures.models import tiny_pair
+from fixtures.mutants import decoder_mutants
+from specdec.conformance import check_decoder
+from specdec.drafts import ModelDraft
+from specdec.generate import SpeculativeDecoder
+from specdec.sequence_law import sequence_law
+from specdec.warpers import SamplingConfig
+
+WARPED = SamplingConfig(temperature=0.8, top_k=5)
+PROMPTS = [[1, 2, 3], [4, 5, 4, 5, 4]]
+EOS = 7
+
+
+def _pair():
+    return tiny_pair(1, 8)
+
+
+def test_reference_decoder_passes():
+    target, draft = _pair()
+    decoder = SpeculativeDecoder(target, ModelDraft(draft), num_draft_tokens=2, sampling=WARPED, eos_token_id=EOS)
+    report = check_decoder(decoder, target, PROMPTS, length=3, sampling=WARPED, eos_token_id=EOS, tv=0.05, seed=3, name="reference")
+    assert report.passed and report.verdict == "lossless", report.format()
+    assert all(c.location for c in report.checks)
+
+
+def test_unwarped_target_has_exact_tv_and_is_caught():
+    target, draft = _pair()
+    warped = sequence_law(target, PROMPTS[0], 3, sampling=WARPED, eos_token_id=EOS)
+    plain = sequence_law(target, PROMPTS[0], 3, eos_token_id=EOS)
+    probs = dict(zip(plain.sequences, plain.probs))
+    warped_probs = dict(zip(warped.sequences, warped.probs))
+    tv = 0.5 * sum(abs(probs.get(s, 0) - warped_probs.get(s, 0)) for s in set(probs) | set(warped_probs))
+    assert tv > 0.05, tv  # exact, by enumeration
+    mutant = decoder_mutants(target, draft, sampling=WARPED, eos_token_id=EOS)["unwarped_target (B4)"]
+    report = check_decoder(mutant, target, PROMPTS, length=3, sampling=WARPED, eos_token_id=EOS, tv=0.05, seed=4, name="B4")
+    assert not report.passed, report.format()
+    assert any("support" in c.method for c in report.checks), "outputs outside the warped support must fail at once"
+
+
+@pytest.mark.parametrize("name", ["raw_q_topk_draft (B3)", "greedy_draft_softmax_q (B2)"])
+def test_draft_law_mismatch_is_caught_and_localised(name):
+    target, draft = _pair()
+    mutant = decoder_mutants(target, draft, sampling=WARPED, eos_token_id=EOS)[name]
+    report = check_decoder(mutant, target, PROMPTS, length=3, sampling=WARPED, eos_token_id=EOS, tv=0.05, seed=5, name=name)
+    assert not report.passed, report.format()
+    failing = [c for c in report.checks if not c.passed]
+    assert all("most significant position" in c.location for c in failing)
+    assert np.isfinite([c.pvalue for c in failing]).all()
