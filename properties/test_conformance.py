@@ -83,8 +83,9 @@ def test_f36_points_at_the_biased_position():
 def test_chain_decoder_follows_the_chain_law_exactly_for_k0():
     """With K = 0 the chain decoder is plain sampling: its empirical law is close to the exact one."""
     chain = ChainCase("c", vocab=3, num_draft=0, length=2, seed=5)
-    tokens = _run_chain(sd.verify_tokens, chain, 20000, torch.Generator().manual_seed(0))
-    law = _chain_law(chain)
+    target_t = chain.tables("target")
+    tokens = _run_chain(sd.verify_tokens, chain, 20000, torch.Generator().manual_seed(0), target_t)
+    law = _chain_law(chain, target_t)
     codes = (tokens[:, 0] * 3 + tokens[:, 1]).numpy()
     empirical = np.bincount(codes, minlength=9) / 20000
     assert np.abs(empirical - law).max() < 0.02

@@ -220,30 +220,52 @@ class ChainCase:
     seed: int
     sharpness: float = 1.5
 
-    def tables(self, role: str, max_len: int) -> torch.Tensor:
-        """Rows for every prefix of length 0..max_len, flattened: prefix of length l, code c at offset(l) + c."""
+    def __post_init__(self):
+        if self.vocab < 2 or self.num_draft < 0 or self.length < 1:
+            raise ValueError(f"a chain needs vocab >= 2, num_draft >= 0, length >= 1; got {self}")
+
+    @property
+    def max_prefix(self) -> int:
+        """Longest prefix the chain decoder looks up: finished rows keep stepping (ignored) up to L + K."""
+        return self.length + self.num_draft
+
+    def tables(self, role: str) -> torch.Tensor:
+        """Rows for every prefix of length 0..max_prefix, flattened: prefix of length l, code c at offset(l) + c."""
         g = torch.Generator().manual_seed(zlib.crc32(repr((self.seed, role)).encode()))
-        rows = sum(self.vocab**length for length in range(max_len + 1))
+        rows = self.offset(self.max_prefix + 1)
         return (self.sharpness * torch.randn(rows, self.vocab, generator=g, dtype=torch.float64)).softmax(-1)
 
     def offset(self, length):
-        return sum(self.vocab**j for j in range(length)) if not torch.is_tensor(length) else (self.vocab**length - 1) // (self.vocab - 1)
+        """Number of prefixes shorter than ``length`` (int or tensor): sum_{j < length} V^j."""
+        return (self.vocab**length - 1) // (self.vocab - 1)
+
+
+MAX_ELEMENTS_PER_CALL = 8_000_000  # rows x (K+1) x V per verifier call: bounds memory for large V
 
 
 def _run_first_token(verifier, case: VerifierCase, n: int, generator: torch.Generator):
+    """n independent one-position steps (K = 1): (first emitted token, accepted count), each (n,).
+
+    Drafts come from torch's own sampler; rows go to the verifier in calls of at most
+    ``MAX_ELEMENTS_PER_CALL`` probability entries."""
     vocab = case.target_probs.shape[0]
-    drafts = torch.multinomial(case.draft_probs, n, replacement=True, generator=generator).unsqueeze(-1)  # torch's own sampler
-    result = verifier(
-        drafts, case.draft_probs.expand(n, 1, vocab), case.target_probs.expand(n, 2, vocab), generator
-    )
-    return result.tokens[:, 0], result.num_accepted
+    rows_per_call = max(1, MAX_ELEMENTS_PER_CALL // (2 * vocab))
+    firsts, accepts = [], []
+    for start in range(0, n, rows_per_call):
+        size = min(rows_per_call, n - start)
+        drafts = torch.multinomial(case.draft_probs, size, replacement=True, generator=generator).unsqueeze(-1)
+        result = verifier(drafts, case.draft_probs.expand(size, 1, vocab), case.target_probs.expand(size, 2, vocab), generator)
+        firsts.append(result.tokens[:, 0])
+        accepts.append(result.num_accepted)
+    return torch.cat(firsts), torch.cat(accepts)
 
 
-def _run_chain(verifier, case: ChainCase, n: int, generator: torch.Generator) -> torch.Tensor:
-    """Decode the first L tokens of n independent rows with ``verifier`` on the chain; (n, L) tokens."""
+def _run_chain(verifier, case: ChainCase, n: int, generator: torch.Generator, target_t: torch.Tensor) -> torch.Tensor:
+    """Decode the first L tokens of n independent rows with ``verifier`` on the chain; (n, L) tokens.
+
+    ``target_t``: ``case.tables("target")``, computed once by the caller."""
     vocab, k, length = case.vocab, case.num_draft, case.length
-    max_len = length + k  # finished rows keep stepping (ignored): their prefixes reach L + K
-    target_t, draft_t = case.tables("target", max_len), case.tables("draft", max_len)
+    draft_t = case.tables("draft")
     out = torch.zeros((n, length + k + 1), dtype=torch.long)
     size = torch.zeros(n, dtype=torch.long)
     code = torch.zeros(n, dtype=torch.long)
@@ -271,9 +293,8 @@ def _run_chain(verifier, case: ChainCase, n: int, generator: torch.Generator) ->
     return out[:, :length]
 
 
-def _chain_law(case: ChainCase) -> np.ndarray:
+def _chain_law(case: ChainCase, target_t: torch.Tensor) -> np.ndarray:
     """Exact law of the first L tokens (index = base-V code), from the target tables."""
-    target_t = case.tables("target", case.length + case.num_draft)
     law = torch.ones(1, dtype=torch.float64)
     for t in range(case.length):
         rows = target_t[case.offset(t): case.offset(t) + case.vocab**t]  # (V^t, V)
@@ -335,15 +356,15 @@ def check_verifier(
         checks.append(_gof(f"{case.name}: first token vs target (F4)", "first token", first.cpu(), case.target_probs, plan_alpha))
         checks.append(_acceptance_check(case, accepted, plan_alpha))
     for chain in chains:
-        law = _chain_law(chain)
+        target_t = chain.tables("target")
+        law = _chain_law(chain, target_t)
         n = plan.sample_size(law.size, num_checks, pilot * (chain.length + 1) if pilot else None, 3 * share)
-        tokens = _run_chain(verifier, chain, n, generator)
+        tokens = _run_chain(verifier, chain, n, generator, target_t)
         codes = torch.zeros(n, dtype=torch.long)
         for t in range(chain.length):
             codes = codes * chain.vocab + tokens[:, t].clamp(0, chain.vocab - 1)
         codes[((tokens < 0) | (tokens >= chain.vocab)).any(1)] = -1  # outside the vocabulary: support violation
         check = _gof(f"{chain.name}: first {chain.length} tokens vs chain law", "chain sequences", codes, law, plan_alpha)
-        target_t = chain.tables("target", chain.length + chain.num_draft)
         localization = prefix_decomposition(
             [tuple(row) for row in tokens.tolist()],
             lambda prefix: target_t[chain.offset(len(prefix)) + _code(prefix, chain.vocab)].tolist(),
