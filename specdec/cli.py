@@ -186,7 +186,7 @@ def _check_command(args) -> int:
 
         target, draft = tiny_llama_pair(1, TinyPairConfig(vocab_size=8))
         prompts = [[1, 2, 3], [4, 5, 4, 5, 4]]
-        common = dict(target=target, prompts=prompts, length=3, eos_token_id=7, seed=args.seed)
+        common = dict(target=target, prompts=prompts, length=2, eos_token_id=7, seed=args.seed)
         ours = SpeculativeDecoder(target, ModelDraft(draft), num_draft_tokens=2, eos_token_id=7)
         run(check_decoder(ours, name="specdec generate (tiny Llama pair, K=2)", tv=max(args.tv, 0.02), **common))
         theirs = HFAssistedDecoder(target, eos_token_id=7, assistant=draft, num_draft_tokens=2)

@@ -438,11 +438,12 @@ def check_decoder(
     sampling = SamplingConfig() if sampling is None else sampling
     plan = Plan(tv, time_budget, family_alpha)
     laws = [sequence_law(target, p, length, sampling=sampling, eos_token_id=eos_token_id) for p in prompts]
-    num_checks = len(prompts)
+    num_checks = len(prompts) + int(_acceptance_applies(decoder))
     plan_alpha = family_alpha / num_checks
     pilot = _pilot(lambda m: decoder([prompts[0]] * m, length, seed + 10**6), size=50) if time_budget else None
     n = max(plan.sample_size(len(law.sequences), num_checks, pilot * len(prompts) if pilot else None, 1.0) for law in laws)
     per_prompt = decode_samples(decoder, prompts, n, length, seed=seed, chunk=chunk)
+    extra = _acceptance_applies(decoder)  # our loop with a model draft: also F28
     eos = frozenset() if eos_token_id is None else frozenset([eos_token_id] if isinstance(eos_token_id, int) else eos_token_id)
     checks = []
     for i, (prompt, law, samples) in enumerate(zip(prompts, laws, per_prompt)):
@@ -453,7 +454,77 @@ def check_decoder(
         check.location = localization.describe()
         checks.append(check)
     notes = [f"{len(prompts)} prompt(s) interleaved in every decoder call of up to {chunk} rows"]
+    if extra:
+        checks.append(acceptance_check(decoder, target, prompts, length=length, seed=seed + 10**7))
     return _finish(name or getattr(decoder, "__name__", type(decoder).__name__), checks, plan, started, notes)
+
+
+def _acceptance_applies(decoder) -> bool:
+    """F26-F28 need the draft's law at every context: our loop with a model draft and the token verifier."""
+    from .drafts import ModelDraft
+    from .generate import SpeculativeDecoder
+
+    return isinstance(decoder, SpeculativeDecoder) and isinstance(decoder.draft, ModelDraft) and decoder.verifier == "token"
+
+
+@torch.no_grad()
+def acceptance_check(decoder, target, prompts, *, length: int, seed: int, rows: int = 256) -> Check:
+    """(F28) Z = sum_k (T_k - mu(c_k)) / sqrt(sum_k sigma^2(c_k)) over the steps of one run.
+
+    T_k = accepted + 1 at step k; mu and sigma^2 from the exact profile at the step's
+    context c_k (F26, F27), with the target's and the draft's warped laws in float64.
+    Approximately N(0, 1) for a correct decoder (martingale CLT); two-sided p-value.
+    """
+    from .exact import acceptance_profile, tokens_per_step_moments
+    from .warpers import warped_probs
+
+    batch = [p for _ in range(max(1, rows // len(prompts))) for p in prompts]
+    outputs = decoder(batch, length, seed)
+    result = decoder.last_result
+    draft = decoder.draft
+    laws = {}
+
+    def law(model, sampling, greedy, context):
+        key = (id(model), context)
+        if key not in laws:
+            logits = model(input_ids=torch.tensor([context], device=next(model.parameters()).device)).logits[0, -1]
+            if greedy:
+                laws[key] = torch.nn.functional.one_hot(logits.argmax(), logits.shape[-1]).double().cpu()
+            else:
+                laws[key] = warped_probs(logits.double(), sampling, dtype=torch.float64).cpu()
+        return laws[key]
+
+    draft_sampling = draft.own_sampling or decoder.sampling
+    done = [0] * len(batch)
+    deviation = variance = 0.0
+    steps = 0
+    for step in result.steps:
+        for i, row in enumerate(step.rows):
+            context = tuple(batch[row]) + tuple(outputs[row][: done[row]])
+            profile = acceptance_profile(
+                lambda prefix: law(target, decoder.sampling, False, context + prefix),
+                lambda prefix: law(draft.model, draft_sampling, draft.greedy, context + prefix),
+                step.num_draft,
+            )
+            mean, _, var = tokens_per_step_moments(profile)
+            deviation += step.num_accepted[i] + 1 - mean
+            variance += var
+            done[row] += step.num_emitted[i]
+            steps += 1
+    z = deviation / math.sqrt(variance) if variance > 0 else (0.0 if abs(deviation) < 1e-9 else math.inf)
+    pvalue = float(2 * sps.norm.sf(abs(z)))
+    measured = sum(a + 1 for s in result.steps for a in s.num_accepted) / max(steps, 1)
+    return Check(
+        name="acceptance vs exact expectation (F26-F28)",
+        level="acceptance",
+        method="z (martingale CLT)",
+        statistic=z,
+        pvalue=pvalue,
+        n=steps,
+        cells=0,
+        detectable_tv=None,
+        details={"tokens_per_step": measured, "expected_tokens_per_step": measured - deviation / max(steps, 1)},
+    )
 
 
 def decode_samples(decoder, prompts, n: int, length: int, *, seed: int, chunk: int = 4096) -> list[list[tuple[int, ...]]]:

@@ -26,7 +26,10 @@ def test_reference_decoder_passes():
     decoder = SpeculativeDecoder(target, ModelDraft(draft), num_draft_tokens=2, sampling=WARPED, eos_token_id=EOS)
     report = check_decoder(decoder, target, PROMPTS, length=3, sampling=WARPED, eos_token_id=EOS, tv=0.05, seed=3, name="reference")
     assert report.passed and report.verdict == "lossless", report.format()
-    assert all(c.location for c in report.checks)
+    sequences = [c for c in report.checks if c.level == "sequences"]
+    assert len(sequences) == 2 and all(c.location for c in sequences)
+    acceptance = next(c for c in report.checks if c.name.startswith("acceptance vs exact expectation"))
+    assert acceptance.n > 100 and abs(acceptance.details["tokens_per_step"] - acceptance.details["expected_tokens_per_step"]) < 0.1
 
 
 def test_unwarped_target_has_exact_tv_and_is_caught():
