@@ -75,3 +75,19 @@ def test_greedy_equals_plain_greedy(prompts, source, rows):
         seed=0,
     )
     assert result.tokens == expected, [tokenizer.decode(t) for t in result.tokens]
+
+
+@pytest.mark.slow
+def test_concurrent_first_loads_publish_one_intact_cache(tmp_path):
+    """Two processes convert the GGUF at once into an empty cache: both load, one copy is published, no debris."""
+    import subprocess
+    import sys
+
+    env = dict(os.environ, SPECDEC_SMOLLM2_CACHE=str(tmp_path / "cache"), HF_HUB_OFFLINE="1")
+    code = "from specdec.models import load_smollm2; m, t = load_smollm2(); print(m.config.vocab_size)"
+    procs = [subprocess.Popen([sys.executable, "-c", code], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    outs = [p.communicate(timeout=600) for p in procs]
+    assert all(p.returncode == 0 for p in procs), [o[1][-2000:] for o in outs]
+    assert all(o[0].strip().endswith("49152") for o in outs)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cache"], "a staging directory was left behind"
+    assert (tmp_path / "cache" / "model.safetensors").stat().st_size > 500_000_000
