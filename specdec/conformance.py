@@ -109,7 +109,7 @@ class Report:
                 + ("pass" if c.passed else "FAIL")
                 + (" (suboptimal)" if c.details.get("suboptimal") else "")
             )
-            if c.location and (not c.passed or c.details.get("show_location")):
+            if c.location and not c.passed:
                 lines.append(f"     where: {c.location}")
             if "acceptance" in c.details:
                 lines.append(
@@ -351,16 +351,16 @@ def check_verifier(
     checks: list[Check] = []
     for case in cases:
         vocab = case.target_probs.shape[0]
-        n = plan.sample_size(vocab, num_checks, pilot, share)
-        first, accepted = _run_first_token(verifier, case, n, generator)
+        size = plan.sample_size(vocab, num_checks, pilot, share)
+        first, accepted = _run_first_token(verifier, case, size, generator)
         checks.append(_gof(f"{case.name}: first token vs target (F4)", "first token", first.cpu(), case.target_probs, plan_alpha))
         checks.append(_acceptance_check(case, accepted, plan_alpha))
     for chain in chains:
         target_t = chain.tables("target")
         law = _chain_law(chain, target_t)
-        n = plan.sample_size(law.size, num_checks, pilot * (chain.length + 1) if pilot else None, 3 * share)
-        tokens = _run_chain(verifier, chain, n, generator, target_t)
-        codes = torch.zeros(n, dtype=torch.long)
+        size = plan.sample_size(law.size, num_checks, pilot * (chain.length + 1) if pilot else None, 3 * share)
+        tokens = _run_chain(verifier, chain, size, generator, target_t)
+        codes = torch.zeros(size, dtype=torch.long)
         for t in range(chain.length):
             codes = codes * chain.vocab + tokens[:, t].clamp(0, chain.vocab - 1)
         codes[((tokens < 0) | (tokens >= chain.vocab)).any(1)] = -1  # outside the vocabulary: support violation
