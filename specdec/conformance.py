@@ -425,8 +425,12 @@ def check_decoder(
     family_alpha: float = 1e-6,
     seed: int = 0,
     chunk: int = 4096,
+    n: int | None = None,
 ) -> Report:
-    """Conformance report of a decoder: the first ``length`` tokens after each prompt vs the exact target law."""
+    """Conformance report of a decoder: the first ``length`` tokens after each prompt vs the exact target law.
+
+    Samples per prompt: planned for ``tv``, capped by ``time_budget`` seconds, or fixed by ``n``.
+    """
     from .sequence_law import sequence_law
     from .warpers import SamplingConfig
 
@@ -436,13 +440,13 @@ def check_decoder(
         raise ValueError("prompts must hold at least one prompt")
     started = time.perf_counter()
     sampling = SamplingConfig() if sampling is None else sampling
-    plan = Plan(tv, time_budget, family_alpha)
+    plan = Plan(tv, time_budget, family_alpha, fixed_n=n)
     laws = [sequence_law(target, p, length, sampling=sampling, eos_token_id=eos_token_id) for p in prompts]
     num_checks = len(prompts) + int(_acceptance_applies(decoder))
     plan_alpha = family_alpha / num_checks
     pilot = _pilot(lambda m: decoder([prompts[0]] * m, length, seed + 10**6), size=50) if time_budget else None
-    n = max(plan.sample_size(len(law.sequences), num_checks, pilot * len(prompts) if pilot else None, 1.0) for law in laws)
-    per_prompt = decode_samples(decoder, prompts, n, length, seed=seed, chunk=chunk)
+    size = max(plan.sample_size(len(law.sequences), num_checks, pilot * len(prompts) if pilot else None, 1.0) for law in laws)
+    per_prompt = decode_samples(decoder, prompts, size, length, seed=seed, chunk=chunk)
     extra = _acceptance_applies(decoder)  # our loop with a model draft: also F28
     eos = frozenset() if eos_token_id is None else frozenset([eos_token_id] if isinstance(eos_token_id, int) else eos_token_id)
     checks = []

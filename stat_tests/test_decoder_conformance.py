@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from fixtures.models import tiny_pair
-from fixtures.mutants import decoder_mutants
+from fixtures.mutants import decoder_mutant_first_token_laws, decoder_mutants
 from specdec.conformance import check_decoder
 from specdec.drafts import ModelDraft
 from specdec.generate import SpeculativeDecoder
@@ -55,3 +55,21 @@ def test_draft_law_mismatch_is_caught_and_localised(name):
     failing = [c for c in report.checks if not c.passed]
     assert all("most significant position" in c.location for c in failing)
     assert np.isfinite([c.pvalue for c in failing]).all()
+
+
+@pytest.mark.parametrize("name, min_tv", [("unwarped_target (B4)", 0.005), ("raw_q_topk_draft (B3)", 0.015), ("greedy_draft_softmax_q (B2)", 0.25)])
+def test_decoder_mutant_first_token_follows_its_exact_law(stat_checks, name, min_tv):
+    """The exact first-token law of each decoder mutant (so its TV from the target is known) is what it samples."""
+    target, draft = _pair()
+    prompt = PROMPTS[0]
+    law = decoder_mutant_first_token_laws(target, draft, prompt, sampling=WARPED)[name]
+    reference = sequence_law(target, prompt, 1, sampling=WARPED)
+    target_law = np.zeros(law.numel())
+    for sequence, p in zip(reference.sequences, reference.probs):
+        target_law[sequence[0]] = p
+    tv = 0.5 * float(np.abs(law.numpy() - target_law).sum())
+    assert tv > min_tv, f"{name}: exact first-token TV {tv:.4f}"
+    mutant = decoder_mutants(target, draft, sampling=WARPED, eos_token_id=None)[name]
+    n = stat_checks.plan(num_cells=int((law > 0).sum()), tv=0.02)
+    first = [out[0] for out in mutant([prompt] * n, 2, 11)]  # two tokens: the first step drafts one
+    stat_checks.assert_follows(first, law, label=f"{name}: first token follows its exact law (TV {tv:.4f} from target)")
