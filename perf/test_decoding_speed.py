@@ -22,8 +22,8 @@ import pytest
 import torch
 
 from fixtures.models import COPY_INSTRUCTION, COPY_PASSAGE, smollm2, smollm2_chat_prompt
-from specdec.drafts import NgramDraft
-from specdec.generate import generate
+from specdec.decoding import NgramDraft
+from specdec.decoding import generate
 from specdec.warpers import SamplingConfig
 
 NEW_TOKENS = 64

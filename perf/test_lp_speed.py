@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import specdec as sd
-from specdec import lp
+from specdec.laws import lp
 
 
 @pytest.mark.parametrize("vocab", [50, 100, 200, 500])

@@ -1,4 +1,4 @@
-"""Block verification (SPEC §4): exact law, F20, worked example, vectorised sampler structure."""
+"""Block verification (F16-F20): exact law, F20, SPEC §4's worked example, the vectorised sampler's structure."""
 
 import zlib
 from fractions import Fraction
@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import specdec as sd
-from specdec import block
+from specdec.laws import block
 from specdec.strategies import verifier_inputs
 
 
@@ -38,7 +38,7 @@ def test_worked_example_of_spec_section_4():
     assert block.joint_min_ideal(target, draft, 2, 2) == Fraction(12, 9)
     assert sum(mass for b, mass in law.items() if b[0] == 0) == Fraction(1, 3)
     # Per-draft table: draft aa has h = (1, 0, 1/4).
-    _, h = block._block_h([[Fraction(1, 3), Fraction(2, 3)]] * 3, [[Fraction(2, 3), Fraction(1, 3)]] * 2, (0, 0))
+    _, h = block.block_weights([[Fraction(1, 3), Fraction(2, 3)]] * 3, [[Fraction(2, 3), Fraction(1, 3)]] * 2, (0, 0))
     assert h == [1, 0, Fraction(1, 4)]
 
 
@@ -61,7 +61,7 @@ def test_block_law_is_lossless_and_beats_token_level_in_expectation(seed, vocab,
 
 @given(verifier_inputs(max_batch=5, max_draft=5, max_size=30), st.integers(0, 2**32 - 1))
 def test_block_verifier_structure(inputs, seed):
-    result = block.verify_block(inputs["draft_tokens"], inputs["draft_probs"], inputs["target_probs"], torch.Generator().manual_seed(seed))
+    result = sd.verify_block(inputs["draft_tokens"], inputs["draft_probs"], inputs["target_probs"], torch.Generator().manual_seed(seed))
     tokens, target = inputs["draft_tokens"], inputs["target_probs"]
     for b in range(tokens.shape[0]):
         n = int(result.num_accepted[b])

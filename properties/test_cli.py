@@ -1,12 +1,18 @@
-"""`specdec plan` (issue 5): the report's numbers, the plot, one-line errors."""
+"""The command line: `specdec compare` numbers and plot, `specdec check` on one level, and every bad
+argument refused in one line (exit 2) before any work runs."""
+
+import json
+import subprocess
+import sys
+import time
 
 import pytest
 
 from specdec.cli import main
 
 
-def test_plan_reports_spec_section_3(capsys):
-    assert main(["plan"]) == 0
+def test_compare_reports_spec_section_3(capsys):
+    assert main(["compare"]) == 0
     out = capsys.readouterr().out
     assert "token              1   0.7000   0.7000   0.0000" in out
     assert "K-SEQ              2   0.7914   0.8600   0.0686" in out
@@ -14,23 +20,56 @@ def test_plan_reports_spec_section_3(capsys):
     assert "block chain        2   1.2500   1.3100   0.0600" in out  # token chain: 1.19 (F26); block: 1.25 (F20)
 
 
-def test_plan_writes_a_png(tmp_path, capsys):
-    path = tmp_path / "plan.png"
-    assert main(["plan", "--case", "spec_section4", "--plot", str(path)]) == 0
+def test_compare_writes_a_png_for_a_catalogue_case_from_any_folder(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)  # the catalogue is library data: no repository on the path needed
+    path = tmp_path / "schemes.png"
+    assert main(["compare", "--case", "spec_section4", "--plot", str(path)]) == 0
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_check_one_level_writes_one_json_object(tmp_path, capsys):
+    path = tmp_path / "report.json"
+    assert main(["check", "--only", "multidraft", "--tv", "0.1", "--json", str(path), "--device", "cpu"]) == 0
+    data = json.loads(path.read_text())
+    assert data["verdict"] in ("PASS", "INCONCLUSIVE") and len(data["subjects"]) == 2
+    assert {"verdict", "summary", "asked_tv", "reached_tv", "seed", "versions", "checks"} <= set(data["subjects"][0])
+    out = capsys.readouterr().out
+    assert "-- specdec verify_kseq (K-SEQ) (multi-draft verifier) on cpu" in out  # the plan, before sampling
+    assert "2 subjects:" in out
 
 
 @pytest.mark.parametrize(
     "argv, message",
     [
-        (["plan", "--target", "1,x"], "comma-separated numbers"),
-        (["plan", "--target", "1,2"], "--target has 2 entries but --draft has 3"),
-        (["plan", "--draft", "0,0,0"], "not all zero"),
-        (["plan", "--case", "nope"], "unknown --case 'nope'"),
-        (["plan", "--max-drafts", "0"], "--max-drafts must be >= 1"),
+        (["compare", "--target", "1,x"], "--target must be comma-separated numbers"),
+        (["compare", "--target", "1,2"], "--target has 2 entries but the default --draft (SPEC §3's) has 3"),
+        (["compare", "--draft", "0,0,0"], "not all zero"),
+        (["compare", "--case", "nope"], "unknown --case 'nope'"),
+        (["compare", "--case", ""], "unknown --case ''"),
+        (["compare", "--case", "equal", "--target", "1,1"], "give --case or --target/--draft, not both"),
+        (["compare", "--max-drafts", "0"], "--max-drafts must be >= 1"),
+        (["compare", "--draft-tokens", "50"], "--draft-tokens 50 needs V^K = 3^50 prefixes"),
+        (["compare", "--plot", "/missing/dir/x.png"], "--plot '/missing/dir/x.png': the folder /missing/dir does not exist"),
+        (["check", "--tv", "2"], "--tv must be in (0, 1)"),
+        (["check", "--tv", "nan"], "--tv must be in (0, 1)"),
+        (["check", "--hf-budget", "0"], "--hf-budget must be a positive number of seconds"),
+        (["check", "--hf-budget", "nan"], "--hf-budget must be a positive number of seconds"),
+        (["check", "--budget", "-1"], "--budget must be a positive number of seconds"),
+        (["check", "--json", "/missing/x.json"], "--json '/missing/x.json': the folder /missing does not exist"),
+        (["check", "--device", "tpu9"], "--device must name a torch device"),
+        (["check", "--seed", "-1"], "--seed must be >= 0"),
     ],
 )
-def test_bad_arguments_are_one_line_errors(capsys, argv, message):
+def test_bad_arguments_are_one_line_errors_before_any_work(capsys, argv, message):
+    started = time.perf_counter()
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1 and "Traceback" not in err
+    assert time.perf_counter() - started < 5  # refused before sampling anything
+
+
+def test_help_is_fast():
+    started = time.perf_counter()
+    done = subprocess.run([sys.executable, "-m", "specdec", "--help"], capture_output=True, text=True)
+    assert done.returncode == 0 and "check" in done.stdout and "compare" in done.stdout
+    assert time.perf_counter() - started < 3

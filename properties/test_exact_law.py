@@ -128,7 +128,7 @@ def test_chain_with_equal_models_accepts_everything():
 
 def test_chain_errors_name_the_argument():
     good = lambda prefix: [0.5, 0.5]  # noqa: E731
-    with pytest.raises(ValueError, match="num_draft"):
+    with pytest.raises(ValueError, match="num_draft_tokens"):
         sd.acceptance_profile(good, good, -1)
     with pytest.raises(ValueError, match="draft_fn"):
         sd.acceptance_profile(good, lambda prefix: [0.5, 0.25, 0.25], 2)

@@ -6,27 +6,16 @@ from __future__ import annotations
 import pytest
 import torch
 
-from fixtures.models import TINY_PROMPTS, draft_sources, tiny_pair
-from specdec.drafts import ModelDraft, NgramDraft
-from specdec.generate import SpeculativeDecoder, generate
-from specdec.models import TinyPairConfig, tiny_llama_pair
+import numpy as np
+
+import specdec as sd
+from fixtures.models import TINY_PROMPTS, draft_sources, plain_greedy, tiny_pair
+from specdec.decoding import ModelDraft, NgramDraft, SpeculativeDecoder, generate
+from specdec.decoding.models import TinyPairConfig, tiny_llama_pair
 from specdec.warpers import SamplingConfig
 
 GREEDY = SamplingConfig(temperature=0)
 VOCAB = 8
-
-
-@torch.no_grad()
-def plain_greedy(model, prompt: list[int], max_new_tokens: int, eos: int | None = None) -> list[int]:
-    """Greedy decoding with full forwards and no cache: the independent reference."""
-    ids, out = list(prompt), []
-    for _ in range(max_new_tokens):
-        token = int(model(input_ids=torch.tensor([ids])).logits[0, -1].argmax())
-        out.append(token)
-        ids.append(token)
-        if token == eos:
-            break
-    return out
 
 
 @pytest.mark.parametrize("source", ["model", "greedy_model", "ngram"])
@@ -47,7 +36,7 @@ def test_autoregressive_baseline_is_k0():
     target, _ = tiny_pair(0, VOCAB)
     result = generate(target, None, TINY_PROMPTS, max_new_tokens=6, num_draft_tokens=0, sampling=GREEDY, seed=0)
     assert result.tokens == [plain_greedy(target, p, 6) for p in TINY_PROMPTS]
-    assert all(s.num_draft == 0 and set(s.num_accepted) == {0} for s in result.steps)
+    assert all(s.num_draft_tokens == 0 and set(s.num_accepted) == {0} for s in result.steps)
     assert len(result.steps) == 6
 
 
@@ -56,7 +45,7 @@ def test_stops_at_max_new_tokens_exactly(max_new_tokens):
     target, draft = tiny_pair(0, VOCAB)
     result = generate(target, draft, TINY_PROMPTS, max_new_tokens=max_new_tokens, num_draft_tokens=4, seed=3)
     assert [len(t) for t in result.tokens] == [max_new_tokens] * len(TINY_PROMPTS)
-    assert all(s.num_draft <= max_new_tokens - 1 for s in result.steps), "a step drafted past max_new_tokens"
+    assert all(s.num_draft_tokens <= max_new_tokens - 1 for s in result.steps), "a step drafted past max_new_tokens"
 
 
 def test_eos_truncates_and_finishes_rows():
@@ -69,18 +58,22 @@ def test_eos_truncates_and_finishes_rows():
     assert result.finish_reasons == ["eos" if e[-1] == eos else "length" for e in expected]
 
 
-def test_step_statistics_are_consistent():
+def test_step_statistics_are_consistent_and_use_one_definition_of_acceptance():
     target, draft = tiny_pair(0, VOCAB)
     result = generate(target, draft, TINY_PROMPTS, max_new_tokens=10, num_draft_tokens=3, seed=5)
     for row, tokens in enumerate(result.tokens):
         emitted = sum(s.num_emitted[s.rows.index(row)] for s in result.steps if row in s.rows)
         assert emitted == len(tokens)
+        starts = [s.start[s.rows.index(row)] for s in result.steps if row in s.rows]
+        assert starts == sorted(starts) and starts[0] == 0
     for step in result.steps:
-        assert all(0 <= a <= step.num_draft for a in step.num_accepted)
-        assert step.draft_seconds >= 0 and step.verify_seconds > 0
-    accepted, drafted = result.accepted_and_drafted()
-    assert 0 < accepted < drafted
-    assert result.acceptance_rate() == accepted / drafted
+        assert all(0 <= a <= step.num_draft_tokens for a in step.num_accepted)
+    accepted = [a for s in result.steps for a in s.num_accepted]
+    drafted = [s.num_draft_tokens for s in result.steps for _ in s.num_accepted]
+    verified = [a + (a < k) for a, k in zip(accepted, drafted)]
+    assert 0 < sum(accepted) < sum(verified) <= sum(drafted)
+    assert result.acceptance_rate() == sd.acceptance_rate(accepted, drafted) == sum(accepted) / sum(verified)  # SPEC §6
+    assert result.draft_utilisation() == sum(accepted) / sum(drafted) <= result.acceptance_rate()
     assert 1 < result.mean_tokens_per_step() <= 4
 
 
@@ -112,20 +105,54 @@ def _target():
     [
         (dict(prompts=[[]]), "prompts\\[0\\] is empty"),
         (dict(prompts=[]), "non-empty list"),
-        (dict(prompts=[[1, 99]]), "outside the vocabulary"),
+        (dict(prompts=[[1, 99]]), "prompts\\[0\\] token must be an integer <= 7, got 99"),
         (dict(num_draft_tokens=-1), "num_draft_tokens must be an integer >= 0"),
         (dict(max_new_tokens=0), "max_new_tokens must be an integer >= 1"),
-        (dict(eos_token_id=VOCAB), "eos_token_id 8 is not a token"),
+        (dict(eos_token_id=VOCAB), "eos_token_id must be an integer <= 7, got 8"),
         (dict(seed=None), "randomness is an argument"),
         (dict(verifier="fast"), "verifier must be one of"),
+        (dict(num_draft_tokens=1.5), "num_draft_tokens must be an integer, got float"),
+        (dict(max_new_tokens=True), "max_new_tokens must be an integer, got the bool"),
     ],
 )
 def test_bad_input_is_a_clear_error(kwargs, match):
     target, draft = _target()
     args = dict(prompts=[[1, 2]], max_new_tokens=3, num_draft_tokens=2, seed=0)
     args.update(kwargs)
-    with pytest.raises(ValueError, match=match):
+    with pytest.raises((ValueError, TypeError), match=match):
         generate(target, ModelDraft(draft), args.pop("prompts"), **args)
+
+
+def test_numpy_ids_and_counts_are_accepted():
+    target, draft = _target()
+    prompt = np.array([1, 2, 3], dtype=np.int64)
+    out = generate(target, ModelDraft(draft), [prompt], max_new_tokens=np.int64(4), num_draft_tokens=np.int32(2),
+                   eos_token_id=np.int64(7), seed=np.uint8(3))
+    assert len(out.tokens[0]) <= 4
+
+
+def _bad_verifier(change):
+    def verifier(draft_tokens, draft_probs, target_probs, generator):
+        result = sd.verify_tokens(draft_tokens, draft_probs, target_probs, generator)
+        return change(result)
+
+    return verifier
+
+
+@pytest.mark.parametrize(
+    "change, match",
+    [
+        (lambda r: (r.num_accepted, r.tokens), "returned tuple; a TokenVerifier returns"),
+        (lambda r: sd.VerifyResult(r.num_accepted - 1, r.tokens), "num_accepted\\[0\\] = -1"),
+        (lambda r: sd.VerifyResult(r.num_accepted, r.tokens.fill_(99)), "token 99 in row 0, outside the vocabulary|emitted \\[99"),
+        (lambda r: sd.VerifyResult(r.num_accepted, r.tokens[:, :1]), "tokens of shape"),
+    ],
+)
+def test_a_custom_verifier_is_checked_every_step(change, match):
+    """generate trusts no verifier: what it returns must satisfy the TokenVerifier contract."""
+    target, draft = _target()
+    with pytest.raises((TypeError, ValueError), match=match):
+        generate(target, ModelDraft(draft), [[1, 2]], max_new_tokens=4, num_draft_tokens=2, seed=0, verifier=_bad_verifier(change))
 
 
 def test_mismatched_vocabulary_is_an_error():

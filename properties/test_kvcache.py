@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fixtures.models import tiny_pair
-from specdec.kvcache import RaggedCache
+from specdec.decoding.kvcache import RaggedCache
 
 VOCAB = 8
 TOL = 1e-4  # float32 logits of a 1-layer model: same maths, different reduction order

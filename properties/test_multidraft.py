@@ -11,9 +11,10 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from specdec import multidraft as md
+import specdec as sd
+from specdec.laws import multidraft as md
+from specdec.laws.transport import multidraft_optimum
 from specdec.strategies import probability_pairs
-from specdec.transport import multidraft_optimum
 
 TARGET = torch.tensor([0.5, 0.3, 0.2], dtype=torch.float64)
 DRAFT = torch.tensor([0.2, 0.3, 0.5], dtype=torch.float64)
@@ -78,7 +79,7 @@ def _sample(verifier, k, n=64, draft_probs=DRAFT, seed=0):
     return tokens, verifier(tokens, q, TARGET.expand(n, 3), g)
 
 
-@pytest.mark.parametrize("verifier", [md.verify_kseq, md.verify_mss])
+@pytest.mark.parametrize("verifier", [sd.verify_kseq, sd.verify_mss])
 def test_result_structure(verifier):
     tokens, result = _sample(verifier, 3)
     accepted = result.accepted_index >= 0
@@ -91,14 +92,20 @@ def test_result_structure(verifier):
 def test_bad_inputs_are_clear_errors():
     g = torch.Generator()
     with pytest.raises(ValueError, match="draft_probs is required"):
-        md.verify_kseq(torch.zeros(1, 2, dtype=torch.long), None, TARGET[None], g)
+        sd.verify_kseq(torch.zeros(1, 2, dtype=torch.long), None, TARGET[None], g)
     with pytest.raises(ValueError, match="k >= 1"):
-        md.verify_mss(torch.zeros(1, 0, dtype=torch.long), DRAFT[None], TARGET[None], g)
+        sd.verify_mss(torch.zeros(1, 0, dtype=torch.long), DRAFT[None], TARGET[None], g)
     with pytest.raises(ValueError, match="distinct"):
-        md.verify_mss(torch.tensor([[1, 1]]), None, TARGET[None], g)
+        sd.verify_mss(torch.tensor([[1, 1]]), None, TARGET[None], g)
     with pytest.raises(ValueError, match="proposal mismatch"):
-        md.verify_mss(torch.tensor([[1]]), torch.tensor([[0.5, 0.0, 0.5]], dtype=torch.float64), TARGET[None], g)
+        sd.verify_mss(torch.tensor([[1]]), torch.tensor([[0.5, 0.0, 0.5]], dtype=torch.float64), TARGET[None], g)
     with pytest.raises(ValueError, match="num_drafts must be an integer >= 1"):
         md.kseq_acceptance(TARGET, DRAFT, 0)
+    with pytest.raises(ValueError, match="vocabulary of at least 1"):
+        sd.verify_kseq(torch.zeros(1, 2, dtype=torch.long), torch.zeros(1, 0, dtype=torch.float64), torch.zeros(1, 0, dtype=torch.float64), g)
+    with pytest.raises(ValueError, match="must have 1 dimension"):
+        md.mss_acceptance(TARGET[None].expand(2, 3), DRAFT[None].expand(2, 3), 2)
+    with pytest.raises(ValueError, match="children\\[0\\]"):
+        md.distinct_children_law(TARGET, [-1])
     with pytest.raises(ValueError, match="too many to enumerate"):
         md.kseq_law(torch.full((50,), 0.02, dtype=torch.float64), torch.full((50,), 0.02, dtype=torch.float64), 4)

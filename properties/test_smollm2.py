@@ -11,8 +11,8 @@ import pytest
 
 from fixtures.models import COPY_INSTRUCTION, COPY_PASSAGE, draft_sources, smollm2, smollm2_chat_prompt, smollm2_truncated
 from properties.test_generate import plain_greedy
-from specdec.generate import generate
-from specdec.models import load_smollm2, smollm2_cache_dir
+from specdec.decoding import generate
+from specdec.decoding.models import load_smollm2, smollm2_cache_dir
 from specdec.warpers import SamplingConfig
 
 NEW_TOKENS = 12
@@ -84,7 +84,7 @@ def test_concurrent_first_loads_publish_one_intact_cache(tmp_path):
     import sys
 
     env = dict(os.environ, SPECDEC_SMOLLM2_CACHE=str(tmp_path / "cache"), HF_HUB_OFFLINE="1")
-    code = "from specdec.models import load_smollm2; m, t = load_smollm2(); print(m.config.vocab_size)"
+    code = "from specdec.decoding.models import load_smollm2; m, t = load_smollm2(); print(m.config.vocab_size)"
     procs = [subprocess.Popen([sys.executable, "-c", code], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
     outs = [p.communicate(timeout=600) for p in procs]
     assert all(p.returncode == 0 for p in procs), [o[1][-2000:] for o in outs]

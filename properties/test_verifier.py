@@ -155,6 +155,28 @@ def test_empty_batch():
     assert result.tokens.shape == (0, 3) and result.num_accepted.shape == (0,)
 
 
+@settings(max_examples=100)
+@given(verifier_inputs(max_batch=1, max_draft=4, max_size=1100, deterministic_draft=False), st.integers(1, 64), st.integers(0, 2**32 - 1))
+def test_batch_broadcast_rows_give_the_same_tokens_as_copied_rows(inputs, batch, seed):
+    """The conformance engine hands every row the same (K+1, V) block, expanded over the batch; the
+    verifier then computes each residual once.  On the same uniforms it must emit exactly what it
+    emits for contiguous copies of the rows, where every row is computed on its own."""
+    num_draft = inputs["draft_tokens"].shape[1]
+    g = torch.Generator().manual_seed(seed)
+    draft_rows, target_rows = inputs["draft_probs"][0], inputs["target_probs"][0]
+    tokens = torch.multinomial(draft_rows, batch, replacement=True, generator=g).T.contiguous() if num_draft else torch.zeros(batch, 0, dtype=torch.long)
+    uniforms = torch.rand(batch, num_draft + 1, dtype=torch.float64, generator=g)
+    # Above V = 1024 the per-row path sums 256-wide blocks in the input dtype first: in float32 its
+    # CDF differs from the shared path's by ~1e-7, so ids may differ at CDF steps (measure ~1e-7).
+    for dtype in (torch.float64, torch.float32) if target_rows.shape[-1] <= 1024 else (torch.float64,):
+        draft = draft_rows.to(dtype).expand(batch, num_draft, -1)
+        target = target_rows.to(dtype).expand(batch, num_draft + 1, -1)
+        shared = sd.verify_tokens_with_uniforms(tokens, draft, target, uniforms, validate=False)
+        copied = sd.verify_tokens_with_uniforms(tokens, draft.contiguous(), target.contiguous(), uniforms, validate=False)
+        assert torch.equal(shared.tokens, copied.tokens) and torch.equal(shared.num_accepted, copied.num_accepted)
+        assert torch.equal(shared.residual_empty, copied.residual_empty)
+
+
 @pytest.mark.gpu
 def test_cuda_matches_cpu_on_the_same_uniforms():
     g = torch.Generator().manual_seed(1)

@@ -1,76 +1,85 @@
-"""specdec: reference implementation and conformance harness for speculative decoding.
+"""specdec: reference implementation, conformance harness and benchmarks for speculative decoding.
 
-Conventions (see README): distributions are named by role - ``target_probs`` (the
-large model, p) and ``draft_probs`` (the draft, q) - never by letter; randomness
-is always an argument (a ``torch.Generator`` or explicit uniforms), never the
-global RNG.  Formula numbers (F1...F36, E1...E8) refer to SPEC.md.
+Conventions: distributions are named by role - ``target_probs`` (the large model)
+and ``draft_probs`` (the draft) - never by letter; randomness is an argument (a
+``torch.Generator``, explicit uniforms, or a seed), never the global RNG.  Formula
+numbers (F1...F36, E1...E8, L1...L6, B1...B14) are defined in docs/reference.md.
+
+The public API is re-exported here lazily: ``import specdec`` imports nothing
+heavy (no torch, scipy or transformers) until a name is used.
 """
 
-from .exact import (
-    acceptance_probability,
-    acceptance_profile,
-    emitted_block_law,
-    residual_distribution,
-    token_joint_law,
-    token_output_law,
-    tokens_per_step_moments,
-)
-from .metrics import (
-    acceptance_rate,
-    expected_tokens_iid,
-    expected_tokens_positional,
-    mean_tokens_per_step,
-    optimal_draft_length,
-    speedup,
-)
-from .sampling import inverse_cdf, sample_categorical
-from .stats import GofResult, detectable_tv, goodness_of_fit, plan_sample_size
-from .block import verify_block
-from .drafts import DraftSource, ModelDraft, NgramDraft
-from .generate import GenerationResult, SpeculativeDecoder, generate
-from .multidraft import verify_kseq, verify_mss
-from .transport import multidraft_optimum, optimal_plan
-from .verify import VerifyResult, verify_greedy, verify_tokens, verify_tokens_with_uniforms
-from .warpers import SamplingConfig, warp_logits, warped_probs
+from __future__ import annotations
 
-__version__ = "0.1.0.dev0"
+import importlib
 
-__all__ = [
-    "DraftSource",
-    "GenerationResult",
-    "ModelDraft",
-    "NgramDraft",
-    "SpeculativeDecoder",
-    "generate",
-    "verify_kseq",
-    "verify_mss",
-    "GofResult",
-    "SamplingConfig",
-    "VerifyResult",
-    "acceptance_probability",
-    "acceptance_profile",
-    "acceptance_rate",
-    "detectable_tv",
-    "emitted_block_law",
-    "expected_tokens_iid",
-    "expected_tokens_positional",
-    "goodness_of_fit",
-    "inverse_cdf",
-    "mean_tokens_per_step",
-    "multidraft_optimum",
-    "optimal_draft_length",
-    "optimal_plan",
-    "plan_sample_size",
-    "residual_distribution",
-    "sample_categorical",
-    "speedup",
-    "token_joint_law",
-    "token_output_law",
-    "tokens_per_step_moments",
-    "verify_block",
-    "verify_greedy",
-    "verify_tokens",
-    "verify_tokens_with_uniforms",
-    "warp_logits",
-    "warped_probs",
-]
+__version__ = "0.2.0.dev0"
+
+# name -> module that defines it
+_EXPORTS = {
+    "VerifyResult": "specdec.verify",
+    "MultiDraftResult": "specdec.verify",
+    "verify_tokens": "specdec.verify",
+    "verify_tokens_with_uniforms": "specdec.verify",
+    "verify_greedy": "specdec.verify",
+    "verify_block": "specdec.verify",
+    "verify_kseq": "specdec.verify",
+    "verify_mss": "specdec.verify",
+    "SamplingConfig": "specdec.warpers",
+    "warp_logits": "specdec.warpers",
+    "warped_probs": "specdec.warpers",
+    "inverse_cdf": "specdec.sampling",
+    "sample_categorical": "specdec.sampling",
+    "acceptance_probability": "specdec.laws",
+    "acceptance_profile": "specdec.laws",
+    "emitted_block_law": "specdec.laws",
+    "residual_distribution": "specdec.laws",
+    "token_joint_law": "specdec.laws",
+    "token_output_law": "specdec.laws",
+    "tokens_per_step_moments": "specdec.laws",
+    "optimal_plan": "specdec.laws",
+    "multidraft_optimum": "specdec.laws",
+    "sequence_law": "specdec.laws",
+    "expected_tokens_iid": "specdec.laws",
+    "expected_tokens_positional": "specdec.laws",
+    "speedup": "specdec.laws",
+    "optimal_draft_length": "specdec.laws",
+    "acceptance_rate": "specdec.metrics",
+    "draft_utilisation": "specdec.metrics",
+    "mean_tokens_per_step": "specdec.metrics",
+    "required_sample_size": "specdec.stats",
+    "detectable_tv": "specdec.stats",
+    "goodness_of_fit": "specdec.stats",
+    "GofResult": "specdec.stats",
+    "check_verifier": "specdec.conformance",
+    "check_multidraft": "specdec.conformance",
+    "check_decoder": "specdec.conformance",
+    "check_law": "specdec.conformance",
+    "ErrorBudget": "specdec.conformance",
+    "Report": "specdec.conformance",
+    "generate": "specdec.decoding",
+    "GenerationResult": "specdec.decoding",
+    "SpeculativeDecoder": "specdec.decoding",
+    "ModelDraft": "specdec.decoding",
+    "NgramDraft": "specdec.decoding",
+    "TokenVerifier": "specdec.protocols",
+    "MultiDraftVerifier": "specdec.protocols",
+    "Decoder": "specdec.protocols",
+    "DraftSource": "specdec.protocols",
+    "TargetLaw": "specdec.protocols",
+}
+
+__all__ = sorted(_EXPORTS) + ["__version__"]
+
+
+def __getattr__(name: str):
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'specdec' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # later lookups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import torch
 
-from ._validation import PROB_DTYPES, DeferredChecks, add_probability_checks, check_generator, check_tensor, default_sum_tol
+from ._checks import PROB_DTYPES, DeferredChecks, add_probability_checks, check_generator, check_tensor, sum_tolerance
 
 
 _BLOCK = 256  # block width of the two-level search; rows no longer than 4 blocks use one level
@@ -59,17 +59,33 @@ def inverse_cdf(weights: torch.Tensor, uniforms: torch.Tensor) -> torch.Tensor:
     return (block * _BLOCK + offset).reshape(lead)
 
 
+def inverse_cdf_rows(weights: torch.Tensor, row: torch.Tensor, uniforms: torch.Tensor) -> torch.Tensor:
+    """:func:`inverse_cdf` of ``weights[row[b]]`` with ``uniforms[b]``, without forming (B, V).
+
+    weights: (R, V) a small table of rows, each of positive total; row, uniforms: (B,).
+    Every sample is searched in every row's float64 CDF ((R, B) thresholds, R is
+    small), then its own row's answer is kept: the same thresholds as
+    :func:`inverse_cdf`'s one-level search, so the same ids.  No host synchronisation.
+    """
+    cdf = weights.to(torch.float64).cumsum(-1)  # (R, V)
+    total = cdf[:, -1:]  # (R, 1)
+    threshold = uniforms.to(torch.float64).unsqueeze(0) * total  # (R, B)
+    threshold = torch.minimum(threshold, torch.nextafter(total, torch.zeros_like(total)))
+    every = torch.searchsorted(cdf, threshold, right=True)  # (R, B)
+    return every.gather(0, row.unsqueeze(0)).squeeze(0)
+
+
 def sample_categorical(probs: torch.Tensor, generator: torch.Generator, *, validate: bool = True) -> torch.Tensor:
     """Draw one id per row of ``probs`` (..., V) with ``generator``; returns (...) int64."""
     if not isinstance(probs, torch.Tensor):
         raise TypeError(f"probs must be a torch.Tensor, got {type(probs).__name__}")
+    check_tensor("probs", probs, dtypes=PROB_DTYPES, ndim=probs.ndim)
     if probs.ndim < 1 or probs.shape[-1] < 1:
         raise ValueError(f"probs must have a non-empty last (vocabulary) dimension, got shape {tuple(probs.shape)}")
-    check_tensor("probs", probs, dtypes=PROB_DTYPES, ndim=probs.ndim)
     check_generator(generator, probs.device)
     if validate:
         checks = DeferredChecks()
-        add_probability_checks(checks, "probs", probs, default_sum_tol(probs.dtype))
+        add_probability_checks(checks, "probs", probs, sum_tolerance(probs.dtype))
         checks.raise_if_failed()
     uniforms = torch.rand(probs.shape[:-1], dtype=torch.float64, device=probs.device, generator=generator)
     return inverse_cdf(probs, uniforms)

@@ -23,14 +23,18 @@ import numpy as np
 import torch
 from hypothesis import strategies as st
 
+from ._checks import as_int
+
 VECTOR_KINDS = ("dirichlet", "one_hot", "uniform", "sparse", "tiny")
 PAIR_RELATIONS = ("independent", "equal", "disjoint", "one_hot", "near")
 MAX_VOCAB = 50_000
 
 
 def _check_sizes(min_size: int, max_size: int) -> None:
-    if not (isinstance(min_size, int) and isinstance(max_size, int) and 1 <= min_size <= max_size <= MAX_VOCAB):
-        raise ValueError(f"need 1 <= min_size <= max_size <= {MAX_VOCAB}, got min_size={min_size!r}, max_size={max_size!r}")
+    min_size = as_int("min_size", min_size, minimum=1, maximum=MAX_VOCAB)
+    max_size = as_int("max_size", max_size, minimum=1, maximum=MAX_VOCAB)
+    if min_size > max_size:
+        raise ValueError(f"need min_size <= max_size, got min_size={min_size!r}, max_size={max_size!r}")
 
 
 def _check_choice(name: str, chosen, allowed) -> tuple:
@@ -132,8 +136,8 @@ def verifier_inputs(
     """
     _check_sizes(min_size, max_size)
     relations = _check_choice("relations", relations, PAIR_RELATIONS)
-    if not (isinstance(max_batch, int) and max_batch >= 1 and isinstance(max_draft, int) and max_draft >= 0):
-        raise ValueError(f"need max_batch >= 1 and max_draft >= 0, got {max_batch!r}, {max_draft!r}")
+    max_batch = as_int("max_batch", max_batch, minimum=1)
+    max_draft = as_int("max_draft", max_draft, minimum=0)
     batch = draw(st.integers(1, max_batch))
     num_draft = draw(st.integers(0, max_draft))
     size = draw(st.integers(min_size, max_size))

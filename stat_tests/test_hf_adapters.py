@@ -1,19 +1,19 @@
-"""Hugging Face transformers' speculative decoding through the adapters (issue 3):
-its verifier against the exact one-step law (F4), and its assisted / prompt-lookup
-generation against the exact sequence law (slow: transformers decodes one row per call)."""
+"""Hugging Face transformers' speculative decoding through the adapters: its verifier against the
+exact one-step law (F4) and the engine's catalogue, its assisted / prompt-lookup generation against
+the exact sequence law (slow: transformers decodes one row per call)."""
 
 from __future__ import annotations
 
 import pytest
 import torch
 
-from fixtures.models import tiny_pair
-from properties.test_generate import plain_greedy
-from specdec.hf_adapter import TESTED_TRANSFORMERS, HFAssistedDecoder, HFPromptLookupDecoder, hf_speculative_sampling
-from specdec.testing import check_sequence_law, sample_one_step
+from fixtures.models import plain_greedy, tiny_pair
+from fixtures.samplers import sample_one_step
+from specdec.adapters.hf import TESTED_TRANSFORMERS, HFAssistedDecoder, HFPromptLookupDecoder, hf_speculative_sampling
+from specdec.conformance import catalogue, check_decoder, check_law, check_verifier
+from specdec.warpers import SamplingConfig
 
-TARGET = torch.tensor([0.5, 0.3, 0.2], dtype=torch.float64)  # SPEC §3 example
-DRAFT = torch.tensor([0.2, 0.3, 0.5], dtype=torch.float64)
+TARGET, DRAFT = catalogue.pair("spec_section3")
 
 
 def test_pinned_transformers_version_is_the_one_installed():
@@ -25,13 +25,19 @@ def test_pinned_transformers_version_is_the_one_installed():
 
 
 @pytest.mark.parametrize("draft_probs, draft_token", [(DRAFT, None), (None, 2)], ids=["sampled", "point_mass"])
-def test_hf_verifier_first_token_follows_target(stat_checks, draft_probs, draft_token):
-    n = stat_checks.plan(num_cells=3, tv=0.05)
-    _, first, accepted = sample_one_step(
-        TARGET, draft_probs, n, torch.Generator().manual_seed(7), draft_token=draft_token, verifier=hf_speculative_sampling
-    )
-    stat_checks.assert_follows(first, TARGET, label=f"transformers _speculative_sampling, {draft_token and 'E5' or 'q'} draft")
+def test_hf_verifier_first_token_follows_target(specdec_budget, draft_probs, draft_token):
+    n = specdec_budget.sample_size(TARGET, 0.05)
+    _, first, accepted = sample_one_step(TARGET, draft_probs, n, torch.Generator().manual_seed(7), draft_token=draft_token, verifier=hf_speculative_sampling)
+    check = check_law(first, TARGET, name=f"transformers _speculative_sampling, {'E5' if draft_token else 'q'} draft", budget=specdec_budget)
+    assert check.passed, check.describe()
     assert 0 < accepted.float().mean() < 1
+
+
+def test_hf_verifier_passes_the_spec_case_of_the_catalogue(specdec_budget):
+    case = catalogue.token_cases()[0]
+    report = check_verifier(hf_speculative_sampling, cases=[case], chains=[], tv=0.05, seed=4, chunk_size=1024, budget=specdec_budget,
+                            device="cpu", name="transformers _speculative_sampling")
+    assert report.verdict == "PASS", report.format()
 
 
 def test_hf_verifier_is_deterministic_given_the_generator_and_restores_global_rng():
@@ -48,8 +54,6 @@ def test_hf_verifier_is_deterministic_given_the_generator_and_restores_global_rn
 
 
 def test_hf_assisted_greedy_equals_plain_greedy():
-    from specdec.warpers import SamplingConfig
-
     target, draft = tiny_pair(0, 8)
     prompts = [[1, 2, 3], [5, 1, 5, 1]]
     expected = [plain_greedy(target, p, 7) for p in prompts]
@@ -60,14 +64,20 @@ def test_hf_assisted_greedy_equals_plain_greedy():
 
 
 @pytest.mark.slow
+def test_hf_verifier_passes_the_whole_default_campaign(specdec_budget):
+    report = check_verifier(hf_speculative_sampling, tv=0.05, seed=6, chunk_size=1024, budget=specdec_budget, device="cpu", name="transformers")
+    assert report.verdict == "PASS", report.format()
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["assisted", "prompt_lookup"])
-def test_hf_generation_follows_the_target_law(stat_checks, kind):
+def test_hf_generation_follows_the_target_law(specdec_budget, kind):
     target, draft = tiny_pair(1, 8)
     decoder = (
         HFAssistedDecoder(target, eos_token_id=7, assistant=draft, num_draft_tokens=2)
         if kind == "assisted"
         else HFPromptLookupDecoder(target, eos_token_id=7, num_draft_tokens=2)
     )
-    check_sequence_law(
-        stat_checks, decoder, target, [[4, 5, 4, 5, 4]], 2, tv=0.05, seed=5, label=f"transformers {kind}", eos_token_id=7
-    )
+    report = check_decoder(decoder, target, [[4, 5, 4, 5, 4]], length=2, tv=0.05, seed=5, eos_token_id=7, budget=specdec_budget,
+                           name=f"transformers {kind}")
+    assert report.verdict == "PASS", report.format()

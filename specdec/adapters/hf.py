@@ -1,0 +1,182 @@
+"""Hugging Face transformers' speculative decoding, wrapped as decoders and a verifier under test.
+
+Tested against transformers ``TESTED_TRANSFORMERS`` (recorded in the README);
+other versions run but are not vouched for.
+
+transformers draws from the **global** torch RNG (``torch.rand_like``,
+``torch.multinomial``).  These adapters are the only place in ``specdec`` that
+touch it: each call derives seeds from the caller's generator or seed, seeds
+the global RNG inside ``torch.random.fork_rng`` (so the caller's global state is
+restored afterwards) and runs transformers' code unchanged.
+
+* :func:`hf_speculative_sampling` - transformers' verifier
+  (``transformers.generation.utils._speculative_sampling``, batch size 1),
+  called row by row with our verifier's signature and result type, so the same
+  checks run on it as on :func:`specdec.verify_tokens`.  It takes logits, so
+  probabilities are passed as their logarithms (softmax(log p) = p).
+* :class:`HFAssistedDecoder` - ``model.generate(assistant_model=..., do_sample=...)``.
+* :class:`HFPromptLookupDecoder` - ``model.generate(prompt_lookup_num_tokens=...)``.
+
+Decoders here and :class:`specdec.decoding.SpeculativeDecoder` share one call
+signature: ``decoder(prompts, max_new_tokens, seed) -> list of new-token lists``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from .._checks import as_float, as_int
+from ..decoding.loop import check_decoder_args
+from ..verify import VerifyResult, validate_token_inputs
+from ..warpers import SamplingConfig
+
+TESTED_TRANSFORMERS = "5.23.0"
+
+
+def _seeds(seed: int, count: int) -> list[int]:
+    """``count`` independent 63-bit seeds from one seed (numpy's SeedSequence)."""
+    return [int(s) for s in np.random.SeedSequence(seed).generate_state(count, dtype=np.uint64) >> np.uint64(1)]
+
+
+def hf_speculative_sampling(
+    draft_tokens: torch.Tensor,
+    draft_probs: torch.Tensor | None,
+    target_probs: torch.Tensor,
+    generator: torch.Generator,
+    *,
+    pad_id: int = -1,
+    assistant_ensemble_weight: float | None = None,
+    validate: bool = True,
+) -> VerifyResult:
+    """transformers' ``_speculative_sampling`` with :func:`specdec.verify_tokens`' signature.
+
+    One call per batch row (transformers supports batch size 1 only), each with
+    the global RNG seeded from ``generator``.  ``draft_probs=None`` (point-mass
+    drafts, E5) is passed as one-hot logits.  K = 0 is rejected: transformers
+    never calls this function without candidates (its slicing assumes K >= 1).
+    """
+    from transformers.generation.utils import _speculative_sampling
+
+    validate_token_inputs(draft_tokens, draft_probs, target_probs, values=validate)
+    pad_id = as_int("pad_id", pad_id, minimum=-(2**63), maximum=2**63 - 1)
+    if assistant_ensemble_weight is not None:
+        assistant_ensemble_weight = as_float("assistant_ensemble_weight", assistant_ensemble_weight, minimum=0.0, maximum=1.0)
+    batch, num_draft = draft_tokens.shape
+    if num_draft == 0:
+        raise ValueError("transformers' _speculative_sampling needs at least one draft token (K >= 1), got K=0")
+    if not isinstance(generator, torch.Generator):
+        raise TypeError(f"generator must be a torch.Generator, got {type(generator).__name__}")
+    if draft_probs is None:
+        draft_probs = torch.nn.functional.one_hot(draft_tokens.long(), target_probs.shape[-1]).to(target_probs.dtype)
+    seeds = torch.randint(0, 2**62, (batch,), generator=generator, device=generator.device).tolist()
+    num_accepted = torch.zeros(batch, dtype=torch.long)
+    tokens = torch.full((batch, num_draft + 1), pad_id, dtype=torch.long)
+    with torch.random.fork_rng(devices=[target_probs.device] if target_probs.is_cuda else []):
+        for row in range(batch):
+            torch.manual_seed(seeds[row])
+            emitted, matches = _speculative_sampling(
+                draft_tokens[row: row + 1].long(),
+                draft_probs[row: row + 1].log(),
+                num_draft,
+                target_probs[row: row + 1].log(),
+                assistant_ensemble_weight=assistant_ensemble_weight,
+            )
+            count = int(matches)
+            num_accepted[row] = count
+            tokens[row, : count + 1] = emitted[0, : count + 1].cpu()
+    device = target_probs.device
+    return VerifyResult(
+        num_accepted=num_accepted.to(device),
+        tokens=tokens.to(device),
+        residual_empty=torch.zeros(batch, dtype=torch.bool, device=device),
+    )
+
+
+def generation_kwargs(sampling: SamplingConfig) -> dict:
+    """transformers ``generate`` keyword arguments for the same warpers (top_k=0 turns transformers' default 50 off)."""
+    if sampling.min_tokens_to_keep != 1:
+        raise ValueError(f"transformers' generate has no min_tokens_to_keep; got {sampling.min_tokens_to_keep}, only 1 maps")
+    if sampling.greedy:
+        return {"do_sample": False}
+    return {
+        "do_sample": True,
+        "temperature": float(sampling.temperature),
+        "top_k": int(sampling.top_k or 0),
+        "top_p": float(sampling.top_p if sampling.top_p is not None else 1.0),
+        "min_p": sampling.min_p,
+    }
+
+
+@dataclass
+class _HFDecoder:
+    target: object
+    sampling: SamplingConfig = SamplingConfig()
+    eos_token_id: int | None = None
+
+    def _extra(self) -> dict:
+        return {}
+
+    def _run(self, prompts, max_new_tokens: int, seed: int) -> list[list[int]]:
+        prompts, max_new_tokens, seed = check_decoder_args(self.target, prompts, max_new_tokens, seed)
+        device = next(self.target.parameters()).device
+        pad = self.eos_token_id if self.eos_token_id is not None else 0
+        outputs = []
+        with torch.random.fork_rng(devices=[device] if device.type == "cuda" else []):
+            for prompt, row_seed in zip(prompts, _seeds(seed, len(prompts))):
+                torch.manual_seed(row_seed)
+                ids = torch.tensor([prompt], dtype=torch.long, device=device)
+                out = self.target.generate(
+                    ids,
+                    attention_mask=torch.ones_like(ids),
+                    max_new_tokens=max_new_tokens,
+                    min_new_tokens=0,
+                    eos_token_id=self.eos_token_id,
+                    pad_token_id=pad,
+                    **generation_kwargs(self.sampling),
+                    **self._extra(),
+                )
+                new = out[0, len(prompt):].tolist()
+                if self.eos_token_id is not None and self.eos_token_id in new:
+                    new = new[: new.index(self.eos_token_id) + 1]
+                outputs.append(new)
+        return outputs
+
+
+@dataclass
+class HFAssistedDecoder(_HFDecoder):
+    """transformers assisted generation with a draft model: constant K, no confidence early stop."""
+
+    assistant: object = None
+    num_draft_tokens: int = 4
+
+    def __call__(self, prompts, max_new_tokens: int, seed: int) -> list[list[int]]:
+        config = self.assistant.generation_config
+        saved = {k: getattr(config, k, None) for k in ("num_assistant_tokens", "num_assistant_tokens_schedule", "assistant_confidence_threshold")}
+        config.num_assistant_tokens = self.num_draft_tokens
+        config.num_assistant_tokens_schedule = "constant"
+        config.assistant_confidence_threshold = 0.0
+        try:
+            return self._run(prompts, max_new_tokens, seed)
+        finally:
+            for key, value in saved.items():
+                setattr(config, key, value)
+
+    def _extra(self) -> dict:
+        return {"assistant_model": self.assistant}
+
+
+@dataclass
+class HFPromptLookupDecoder(_HFDecoder):
+    """transformers prompt-lookup decoding (``prompt_lookup_num_tokens``, ``max_matching_ngram_size``)."""
+
+    num_draft_tokens: int = 10
+    max_ngram_size: int = 3
+
+    def __call__(self, prompts, max_new_tokens: int, seed: int) -> list[list[int]]:
+        return self._run(prompts, max_new_tokens, seed)
+
+    def _extra(self) -> dict:
+        return {"prompt_lookup_num_tokens": self.num_draft_tokens, "max_matching_ngram_size": self.max_ngram_size}

@@ -1,0 +1,47 @@
+"""The conformance engine (SPEC §7; docs/reference.md, docs/verifier.md, docs/decoder.md).
+
+One public call per level, one engine behind them:
+
+* :func:`check_verifier` - any :class:`specdec.protocols.TokenVerifier`;
+* :func:`check_multidraft` - any :class:`specdec.protocols.MultiDraftVerifier`;
+* :func:`check_decoder` - any :class:`specdec.protocols.Decoder` against a target law;
+* :func:`check_law` - one goodness-of-fit check, for a test's own sampler.
+
+Every check shares one :class:`ErrorBudget` when one is given (the pytest plugin
+gives one per run), states its sample size and detectable TV before sampling, and
+reports a verdict that says what was tested (PASS / INCONCLUSIVE / FAIL).
+"""
+
+from .budget import BudgetExhausted, ErrorBudget
+from .cases import ChainCase, MultiDraftCase, TokenCase
+from .catalogue import chain_cases, multidraft_cases, pair, pair_names, token_cases
+from .checks import Check
+from .console import Console
+from .decoder import check_decoder
+from .drivers import ContractError
+from .engine import SampleRequest
+from .report import Report
+from .single import check_law
+from .verifier import check_multidraft, check_verifier
+
+__all__ = [
+    "BudgetExhausted",
+    "ChainCase",
+    "Check",
+    "Console",
+    "ContractError",
+    "ErrorBudget",
+    "MultiDraftCase",
+    "Report",
+    "SampleRequest",
+    "TokenCase",
+    "chain_cases",
+    "check_decoder",
+    "check_law",
+    "check_multidraft",
+    "check_verifier",
+    "multidraft_cases",
+    "pair",
+    "pair_names",
+    "token_cases",
+]

@@ -1,0 +1,160 @@
+"""check_decoder: the conformance report of a whole decoder (docs/decoder.md).
+
+The first L tokens after each prompt are compared with the exact law enumerated
+from the target law (F35, EOS absorbing), located by F36.  The cells are the V^L
+sequences (fewer with EOS or warpers that zero tokens), so the samples a check
+needs grow with V^L: pick the smallest L that reaches the code paths you doubt
+(L = 2 already exercises a rejection followed by a new step).
+
+When the decoder can replay its last call step by step
+(:class:`specdec.protocols.StepRecorder`: the reference loop with a model draft is
+one), one more check compares its measured tokens per step with their exact
+expectation at every visited context (F26-F28): a z-score that is approximately
+N(0, 1) for a correct decoder.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+from scipy import stats as sps
+
+from .._checks import as_int
+from ..laws.block import accepted_count_law, block_law
+from ..laws.chain import acceptance_profile, tokens_per_step_moments
+from ..laws.sequence import eos_ids, sequence_law
+from ..laws.target import as_target_law, check_contexts
+from ..protocols import StepRecorder, TargetLaw
+from .budget import ErrorBudget
+from .checks import Check
+from .console import Console
+from .drivers import decoder_stream
+from .engine import DEFAULT_MAX_N, Extra, SampleRequest, run, subject_name
+from .report import Report
+
+SEES_ACCEPTANCE_Z = (
+    "acceptance that departs from its exact expectation along a run (F26-F28): a draft law or an acceptance rule "
+    "that is not the one declared, even where the output law still looks right"
+)
+
+
+class _CachedLaw:
+    """One call of the underlying law per distinct context."""
+
+    def __init__(self, law: TargetLaw) -> None:
+        self.law, self.rows = law, {}
+
+    def __call__(self, context: tuple[int, ...]):
+        if context not in self.rows:
+            self.rows[context] = self.law.next_token_probs([context])[0]
+        return self.rows[context]
+
+
+def _moments(rule: str, target, draft, context: tuple, num_draft_tokens: int, vocab: int) -> tuple[float, float]:
+    """Mean and variance of the tokens emitted by one step at ``context`` (F26-F27, or F20's law for blocks)."""
+    target_fn = lambda prefix: target(context + prefix)  # noqa: E731
+    draft_fn = lambda prefix: draft(context + prefix)  # noqa: E731
+    if rule == "token":
+        mean, _, var = tokens_per_step_moments(acceptance_profile(target_fn, draft_fn, num_draft_tokens))
+        return mean, var
+    tau = accepted_count_law(block_law(lambda p: target_fn(p).tolist(), lambda p: draft_fn(p).tolist(), num_draft_tokens, vocab), num_draft_tokens)
+    mean = sum((i + 1) * float(p) for i, p in enumerate(tau))
+    return mean, sum((i + 1) ** 2 * float(p) for i, p in enumerate(tau)) - mean * mean
+
+
+def acceptance_z_check(decoder, target: TargetLaw, prompts, *, length: int, seed: int, rows: int = 256) -> Extra:
+    """(F28) Z = sum_k (T_k - mu(c_k)) / sqrt(sum_k sigma^2(c_k)) over the row-steps of one run of ``rows`` rows."""
+
+    def run_check(alpha: float) -> Check:
+        batch = [p for _ in range(max(1, rows // len(prompts))) for p in prompts]
+        decoder(batch, length, seed)
+        target_law, draft_law = _CachedLaw(target), _CachedLaw(decoder.draft_law)
+        deviation = variance = 0.0
+        steps = measured = 0
+        for context, num_draft_tokens, accepted in decoder.last_steps():
+            if num_draft_tokens == 0:
+                continue
+            mean, var = _moments(decoder.acceptance_rule, target_law, draft_law, tuple(context), num_draft_tokens, target.vocab_size)
+            deviation += accepted + 1 - mean
+            variance += var
+            measured += accepted + 1
+            steps += 1
+        z = deviation / math.sqrt(variance) if variance > 0 else (0.0 if abs(deviation) < 1e-9 else math.inf)
+        return Check(
+            "tokens per step vs exact expectation (F26-F28)", "acceptance z", SEES_ACCEPTANCE_Z, "z (martingale CLT)",
+            z, float(2 * sps.norm.sf(abs(z))), steps,
+            details={"tokens_per_step": measured / max(steps, 1), "expected_tokens_per_step": (measured - deviation) / max(steps, 1)},
+        )
+
+    return Extra("acceptance z (F28)", run_check)
+
+
+def _f28_applies(decoder) -> str | None:
+    """None when F28 applies, else why not."""
+    if not isinstance(decoder, StepRecorder):
+        return "the decoder does not expose its steps (specdec.protocols.StepRecorder)"
+    if decoder.draft_law is None:
+        return "the draft cannot state its law per context (e.g. prompt lookup)"
+    if decoder.acceptance_rule not in ("token", "block"):
+        return f"the verifier's acceptance rule is unknown ({decoder.acceptance_rule!r}; set .acceptance_rule = 'token' or 'block')"
+    return None
+
+
+def check_decoder(
+    decoder,
+    target,
+    prompts: Sequence[Sequence[int]],
+    *,
+    length: int = 2,
+    sampling=None,
+    eos_token_id=None,
+    tv: float | None = 0.01,
+    time_budget: float | None = None,
+    n: int | None = None,
+    max_n: int = DEFAULT_MAX_N,
+    chunk_size: int | None = None,
+    seed: int = 0,
+    family_alpha: float = 1e-6,
+    budget: ErrorBudget | None = None,
+    console: Console | None = None,
+    name: str | None = None,
+    acceptance_rows: int = 256,
+) -> Report:
+    """Conformance report of a :class:`specdec.protocols.Decoder` against a target law.
+
+    ``target``: a :class:`specdec.protocols.TargetLaw`, or a transformers causal LM
+    warped with ``sampling``.  ``prompts``: token-id lists; they are interleaved in every
+    decoder call.  ``length``: tokens tested after each prompt (cells grow as V^length).
+    n: planned for ``tv``, fixed by ``n`` (samples per prompt), or fitted to
+    ``time_budget`` seconds.  Other arguments as in :func:`check_verifier`.
+    """
+    if not callable(decoder):
+        raise TypeError(f"decoder must be callable (specdec.protocols.Decoder), got {type(decoder).__name__}")
+    law = as_target_law(target, sampling)
+    length = as_int("length", length, minimum=1)
+    if isinstance(prompts, (str, bytes)) or not isinstance(prompts, Sequence) or not prompts:
+        raise ValueError("prompts must be a non-empty list of token-id lists")
+    prompts = [list(p) for p in check_contexts(prompts, law.vocab_size)]
+    eos = eos_ids(eos_token_id, law.vocab_size)
+    request = SampleRequest(tv, time_budget, n, max_n, chunk_size)
+    laws = [sequence_law(law, p, length, eos_token_id=sorted(eos) or None) for p in prompts]
+    streams = [decoder_stream(decoder, prompts, laws, length, law.vocab_size, eos)]
+    notes = [f"{len(prompts)} prompt(s) interleaved in every decoder call; cells per prompt: "
+             + ", ".join(str(len(x.sequences)) for x in laws)]
+    why_not = _f28_applies(decoder)
+    extras = []
+    if why_not is None:
+        extras.append(acceptance_z_check(decoder, law, prompts, length=length, seed=seed + 1, rows=as_int("acceptance_rows", acceptance_rows, minimum=1)))
+    else:
+        notes.append(f"F28 (tokens per step vs exact expectation) not applied: {why_not}")
+    return run(
+        name or subject_name(decoder), "decoder", streams, request, seed=seed, family_alpha=family_alpha, budget=budget,
+        device=_cpu(), console=console or Console.auto(), notes=notes, extras=extras,
+    )
+
+
+def _cpu():
+    import torch
+
+    return torch.device("cpu")  # decoders return Python lists: counting happens on the host

@@ -1,0 +1,261 @@
+"""Drivers: how the engine samples a subject, one stream per case (docs/reference.md).
+
+Each driver draws a chunk of samples where the subject lives (drafts with torch's
+own ``multinomial``, an implementation independent of ours; the subject's
+randomness from the chunk's counter-based generator), reads what the subject
+returned through its Protocol, and counts outcomes with ``bincount`` on the same
+device: only count vectors leave it.  Outcomes a subject cannot legally produce
+(ids outside the vocabulary, accepted counts outside [0, K]) are counted in a last
+"invalid" cell, which makes the check fail at once.  A subject that returns the
+wrong kind of object gets a :class:`ContractError` naming the Protocol.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from ..laws.chain import prefix_offset
+from ..stats.localize import prefix_decomposition
+from .cases import (
+    SEES_ACCEPTANCE,
+    SEES_CHAIN,
+    SEES_FIRST_TOKEN,
+    SEES_MULTIDRAFT,
+    SEES_MULTIDRAFT_ACCEPTANCE,
+    ChainCase,
+    MultiDraftCase,
+    TokenCase,
+    exact_law,
+)
+from .checks import acceptance_check, gof_check
+from .engine import CHUNK_ELEMENTS, ChunkKey, Stream, outcome_counts
+
+SEES_SEQUENCE = (
+    "the whole decoding loop: warpers on both models (E6; B3, B4, B9), the draft's law (B2, B3), KV-cache rollback "
+    "and ragged batches (B13), EOS handling (E8) (F35, located by F36)"
+)
+
+
+class ContractError(TypeError):
+    """A subject returned something its Protocol (specdec.protocols) does not allow."""
+
+
+def read_verification(out, batch: int, num_draft_tokens: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """(tokens (B, K+1), num_accepted (B,)) of a TokenVerifier's result, checked without a host sync."""
+    tokens, accepted = getattr(out, "tokens", None), getattr(out, "num_accepted", None)
+    if not isinstance(tokens, torch.Tensor) or not isinstance(accepted, torch.Tensor):
+        raise ContractError(
+            f"the verifier returned {type(out).__name__}; a TokenVerifier (specdec.protocols.TokenVerifier) returns an "
+            "object with tensors .tokens (B, K+1) and .num_accepted (B,), e.g. specdec.VerifyResult"
+        )
+    if tuple(tokens.shape) != (batch, num_draft_tokens + 1) or tuple(accepted.shape) != (batch,):
+        raise ContractError(
+            f"the verifier returned tokens {tuple(tokens.shape)} and num_accepted {tuple(accepted.shape)}; a "
+            f"TokenVerifier returns ({batch}, {num_draft_tokens + 1}) and ({batch},) for these inputs"
+        )
+    if tokens.is_floating_point() or tokens.is_complex() or accepted.is_floating_point() or accepted.is_complex():
+        raise ContractError(f"the verifier returned {tokens.dtype} tokens and {accepted.dtype} num_accepted; a TokenVerifier returns integers")
+    return tokens.long(), accepted.long()
+
+
+def read_multidraft(out, batch: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """(token (B,), accepted_index (B,)) of a MultiDraftVerifier's result."""
+    token, index = getattr(out, "token", None), getattr(out, "accepted_index", None)
+    if not isinstance(token, torch.Tensor) or not isinstance(index, torch.Tensor):
+        raise ContractError(
+            f"the verifier returned {type(out).__name__}; a MultiDraftVerifier (specdec.protocols.MultiDraftVerifier) "
+            "returns an object with tensors .token (B,) and .accepted_index (B,), e.g. specdec.MultiDraftResult"
+        )
+    if tuple(token.shape) != (batch,) or tuple(index.shape) != (batch,) or token.is_floating_point() or index.is_floating_point():
+        raise ContractError(
+            f"the verifier returned token {tuple(token.shape)} {token.dtype} and accepted_index {tuple(index.shape)} "
+            f"{index.dtype}; a MultiDraftVerifier returns integer tensors of shape ({batch},)"
+        )
+    return token.long(), index.long()
+
+
+def _accept_counts(rejected: torch.Tensor, accepted: torch.Tensor, invalid: torch.Tensor) -> torch.Tensor:
+    return torch.stack([rejected.sum(), accepted.sum(), invalid.sum()])
+
+
+# ------------------------------------------------------------------ one verification step (TokenCase)
+
+
+def token_stream(verifier, case: TokenCase, device: torch.device) -> Stream:
+    """The first emitted token and the acceptance at position 1 of one step with K positions."""
+    target = case.target_rows.to(device)  # (K+1, V) in the case's dtype
+    draft = case.draft_rows.to(device)
+    sampler = exact_law(case.draft_rows).to(device)  # float64 rows for torch.multinomial
+    k, vocab = case.num_draft_tokens, case.vocab
+    law = case.first_token_law()
+
+    def draw(m: int, key: ChunkKey):
+        g = key.generator()
+        drafts = torch.multinomial(sampler, m, replacement=True, generator=g).T.contiguous()  # (m, K)
+        probs = None if case.drafter == "point_mass" else draft.expand(m, k, vocab)
+        tokens, accepted = read_verification(verifier(drafts, probs, target.expand(m, k + 1, vocab), g), m, k)
+        invalid = (accepted < 0) | (accepted > k)
+        return [outcome_counts(tokens[:, 0], vocab), _accept_counts(accepted == 0, (accepted >= 1) & ~invalid, invalid)]
+
+    def evaluate(counts, alpha):
+        if not counts:
+            counts = [np.zeros(vocab + 1, dtype=np.int64), np.zeros(3, dtype=np.int64)]
+        first, acc = counts
+        return [
+            gof_check(f"{case.name}: first token vs target (F4)", "first token", SEES_FIRST_TOKEN, first, law, alpha=alpha),
+            acceptance_check(
+                f"{case.name}: acceptance at position 1 (F1)", SEES_ACCEPTANCE, int(acc[1]), int(acc.sum()), int(acc[2]),
+                case.optimum(), alpha=alpha, what="num_accepted",
+            ),
+        ]
+
+    return Stream(case.name, [law], 2, 4 * vocab + 8 * (k + 1), draw, evaluate)
+
+
+# ------------------------------------------------------------------ a decoder driven by the verifier (ChainCase)
+
+
+def chain_stream(verifier, case: ChainCase, device: torch.device) -> Stream:
+    """The first L tokens of a decoder that uses ``verifier`` on the chain's tables, vs the chain law."""
+    vocab, k, length = case.vocab, case.num_draft_tokens, case.length
+    target_t = case.tables("target").to(device)  # (prefixes, V), the case's dtype
+    draft_t = case.tables("draft").to(device)
+    sampler = exact_law(case.tables("draft")).to(device)
+    cells = vocab**length
+    law = case.sequence_law()
+    powers = torch.tensor([vocab ** (length - 1 - t) for t in range(length)], device=device)
+
+    def draw(m: int, key: ChunkKey):
+        g = key.generator()
+        out = torch.full((m, length + k + 1), -1, dtype=torch.long, device=device)
+        size = torch.zeros(m, dtype=torch.long, device=device)  # tokens emitted per row
+        code = torch.zeros(m, dtype=torch.long, device=device)  # base-V code of the emitted prefix
+        rows = torch.arange(m, device=device)
+        for _ in range(length):  # every step emits at least one token
+            live = size < length
+            start = torch.where(live, size, 0)  # finished rows re-read the root rows; their output is ignored
+            codes = torch.where(live, code, 0)
+            target_rows, draft_rows, tokens = [], [], []
+            for i in range(k + 1):
+                index = prefix_offset(vocab, start + i) + codes
+                target_rows.append(target_t[index])
+                if i < k:
+                    draft_rows.append(draft_t[index])
+                    token = torch.multinomial(sampler[index], 1, generator=g).squeeze(-1)
+                    tokens.append(token)
+                    codes = codes * vocab + token
+            drafts = torch.stack(tokens, 1) if tokens else torch.zeros((m, 0), dtype=torch.long, device=device)
+            if case.drafter == "point_mass":
+                probs = None
+            else:
+                probs = torch.stack(draft_rows, 1) if k else target_t.new_zeros((m, 0, vocab))
+            emitted, accepted = read_verification(verifier(drafts, probs, torch.stack(target_rows, 1), g), m, k)
+            for j in range(k + 1):
+                take = live & (j <= accepted) & (size < length)
+                out[rows[take], size[take]] = emitted[take, j]
+                code = torch.where(take, code * vocab + emitted[:, j].clamp(0, vocab - 1), code)
+                size = size + take.long()
+        tokens = out[:, :length]
+        invalid = ((tokens < 0) | (tokens >= vocab)).any(1)
+        codes = (tokens.clamp(0, vocab - 1) * powers).sum(1)
+        return [outcome_counts(torch.where(invalid, cells, codes), cells)]
+
+    def label(code: int) -> str:
+        return "invalid" if code == cells else str(_digits(code, vocab, length))
+
+    def evaluate(counts, alpha):
+        counts = counts[0] if counts else np.zeros(cells + 1, dtype=np.int64)
+        check = gof_check(f"{case.name}: first {length} tokens vs chain law (F35)", "chain", SEES_CHAIN, counts, law, alpha=alpha, labels=label)
+        observed = {_digits(c, vocab, length): int(counts[c]) for c in np.flatnonzero(counts[:cells])}
+        check.location = prefix_decomposition(observed, case.conditional).describe()
+        return [check]
+
+    return Stream(case.name, [law], 1, (k + 1) * (2 * vocab + 4) * length, draw, evaluate)
+
+
+def _digits(code: int, vocab: int, length: int) -> tuple[int, ...]:
+    out = []
+    for _ in range(length):
+        code, digit = divmod(int(code), vocab)
+        out.append(digit)
+    return tuple(reversed(out))
+
+
+# ------------------------------------------------------------------ multi-draft (MultiDraftCase)
+
+
+def multidraft_stream(verifier, case: MultiDraftCase, device: torch.device) -> Stream:
+    """The emitted token vs the target and the acceptance vs alpha*_k (or p(children))."""
+    target = case.target_probs.to(device)
+    draft = case.draft_probs.to(device)
+    sampler = exact_law(case.draft_probs).to(device)
+    children = case.child_tokens().to(device)
+    k, vocab = case.num_drafts, case.vocab
+    law = exact_law(case.target_probs).numpy()
+
+    def draw(m: int, key: ChunkKey):
+        g = key.generator()
+        if case.children == "iid":
+            drafts = torch.multinomial(sampler, m * k, replacement=True, generator=g).reshape(m, k)
+            probs = draft.expand(m, vocab)
+        else:
+            drafts, probs = children.expand(m, k).contiguous(), None
+        token, index = read_multidraft(verifier(drafts, probs, target.expand(m, vocab), g), m)
+        bad = (index < -1) | (index >= k)
+        picked = drafts.gather(1, index.clamp(0, k - 1).unsqueeze(-1)).squeeze(-1)
+        bad = bad | ((index >= 0) & (picked != token))  # the accepted draft must be the emitted token
+        return [outcome_counts(token, vocab), _accept_counts(index == -1, (index >= 0) & ~bad, bad)]
+
+    def evaluate(counts, alpha):
+        if not counts:
+            counts = [np.zeros(vocab + 1, dtype=np.int64), np.zeros(3, dtype=np.int64)]
+        tokens, acc = counts
+        return [
+            gof_check(f"{case.name}: emitted token vs target", "multi-draft token", SEES_MULTIDRAFT, tokens, law, alpha=alpha),
+            acceptance_check(
+                f"{case.name}: acceptance vs optimum", SEES_MULTIDRAFT_ACCEPTANCE, int(acc[1]), int(acc.sum()), int(acc[2]),
+                case.optimum(), alpha=alpha, what="accepted_index (or an accepted draft that is not the emitted token)",
+            ),
+        ]
+
+    return Stream(case.name, [law], 2, 4 * vocab + 4 * k, draw, evaluate)
+
+
+# ------------------------------------------------------------------ decoders
+
+
+def decoder_stream(decoder, prompts: list[list[int]], laws, length: int, vocab: int, eos: frozenset) -> Stream:
+    """The first ``length`` tokens after each prompt vs the exact law (F35); prompts are interleaved
+    in every call, so rows of different lengths share every batch (B13)."""
+    def draw(m: int, key: ChunkKey):
+        rows = [p for _ in range(m) for p in prompts]
+        outputs = decoder(rows, length, key.int_seed())
+        if not isinstance(outputs, (list, tuple)) or len(outputs) != len(rows):
+            got = len(outputs) if isinstance(outputs, (list, tuple)) else type(outputs).__name__
+            raise ContractError(
+                f"the decoder returned {got} for {len(rows)} prompts; a Decoder (specdec.protocols.Decoder) returns "
+                "one list of new token ids per prompt"
+            )
+        counts = []
+        for i, law in enumerate(laws):
+            ids = law.index([list(o)[:length] for o in outputs[i :: len(prompts)]])
+            counts.append(np.bincount(np.where(ids < 0, len(law.sequences), ids), minlength=len(law.sequences) + 1))
+        return counts
+
+    def evaluate(counts, alpha):
+        checks = []
+        for i, (prompt, law) in enumerate(zip(prompts, laws)):
+            c = counts[i] if counts else np.zeros(len(law.sequences) + 1, dtype=np.int64)
+            label = lambda j, law=law: "outside the support" if j == len(law.sequences) else str(law.sequences[j])  # noqa: E731
+            check = gof_check(
+                f"prompt {i} (len {len(prompt)}): first {length} tokens (F35)", "sequence", SEES_SEQUENCE, c, law.probs,
+                alpha=alpha, labels=label,
+            )
+            observed = {law.sequences[j]: int(c[j]) for j in np.flatnonzero(c[: len(law.sequences)])}
+            check.location = prefix_decomposition(observed, lambda u, law=law: law.conditional(u, vocab), terminal=eos).describe()
+            checks.append(check)
+        return checks
+
+    per_sample = CHUNK_ELEMENTS // max(1, 4096 // max(len(prompts), 1))  # chunks of about 4096 decoded rows
+    return Stream(f"decoder, {len(prompts)} prompt(s)", [law.probs for law in laws], len(prompts), per_sample, draw, evaluate)

@@ -1,0 +1,148 @@
+"""A conformance report: the checks of one subject, their verdicts, and what was shown.
+
+Verdicts say only what the test can show (docs/reference.md, "Verdicts"):
+
+* ``FAIL``: some check rejected, at the report's family-wise alpha (Holm).
+* ``INCONCLUSIVE``: nothing rejected, but the test is weaker than asked: the TV it
+  detects with power 0.99 is above the TV asked for (a time budget or ``max_n`` cut n).
+* ``PASS``: nothing rejected and no deviation of TV >= the reached TV went unseen
+  with probability above 0.01.  "PASS, acceptance below the optimum" when an
+  acceptance sits significantly below its proven optimum.
+
+A sampled test never proves losslessness; "lossless" is reserved for exact laws.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import platform
+from dataclasses import asdict, dataclass, field
+
+from ..stats.power import POWER
+from .checks import Check
+
+
+def library_versions() -> dict[str, str]:
+    import numpy
+    import scipy
+    import torch
+
+    from .. import __version__
+
+    versions = {"specdec": __version__, "python": platform.python_version(), "torch": torch.__version__,
+                "numpy": numpy.__version__, "scipy": scipy.__version__}
+    try:
+        import transformers
+
+        versions["transformers"] = transformers.__version__
+    except ImportError:  # pragma: no cover - optional
+        pass
+    return versions
+
+
+@dataclass
+class Report:
+    subject: str
+    level: str  # "verifier", "multi-draft verifier", "decoder"
+    checks: list[Check]
+    family_alpha: float
+    asked_tv: float | None  # the TV the caller asked to detect (None: only a time budget or n was given)
+    seed: int
+    chunk_size: int
+    device: str
+    sample_size_rule: str  # how n was chosen
+    seconds: float = 0.0
+    samples: int = 0
+    power: float = POWER
+    notes: list[str] = field(default_factory=list)
+    versions: dict = field(default_factory=dict)
+
+    @property
+    def passed(self) -> bool:
+        """No check rejected (PASS or INCONCLUSIVE)."""
+        return all(c.passed for c in self.checks)
+
+    @property
+    def reached_tv(self) -> float | None:
+        """The largest TV any goodness-of-fit check could miss with probability above 0.01."""
+        tvs = [c.detectable_tv for c in self.checks if c.detectable_tv is not None]
+        return max(tvs) if tvs else None
+
+    @property
+    def verdict(self) -> str:
+        if not self.passed:
+            return "FAIL"
+        reached = self.reached_tv
+        if self.asked_tv is not None and reached is not None and reached > self.asked_tv * (1 + 1e-9):
+            return "INCONCLUSIVE"
+        return "PASS"
+
+    def suboptimal(self) -> list[Check]:
+        return [c for c in self.checks if c.details.get("suboptimal")]
+
+    def summary(self) -> str:
+        """The verdict as one sentence that says what was tested."""
+        verdict, reached = self.verdict, self.reached_tv
+        if verdict == "FAIL":
+            failed = [c for c in self.checks if not c.passed]
+            return f"FAIL: {failed[0].describe()}" + (f" (and {len(failed) - 1} more failing checks)" if len(failed) > 1 else "")
+        if verdict == "INCONCLUSIVE":
+            return (
+                f"INCONCLUSIVE: reached TV {reached:.4f}, asked {self.asked_tv:g} (no check rejected, "
+                f"but a deviation between the two could go unseen; raise n or the time budget)"
+            )
+        head = "PASS: no deviation" + (f" of TV >= {reached:.4f}" if reached is not None else "") + (
+            f" found at power {self.power} (family-wise alpha {self.family_alpha:.1e})"
+        )
+        low = self.suboptimal()
+        if low:
+            c = low[0]
+            head = (
+                f"PASS, acceptance below the optimum ({c.details['acceptance']:.4f} vs {c.details['optimum']:.4f}, "
+                f"p = {c.details['p_below']:.3g}, {c.name}): a deliberately suboptimal scheme, or a bug in the "
+                f"acceptance rule. " + head[len("PASS: "):]
+            )
+        return head
+
+    def format(self) -> str:
+        rate = f", {self.samples / self.seconds:,.0f} samples/s" if self.seconds > 0 and self.samples else ""
+        lines = [f"== {self.subject} ({self.level}; {self.device}; {self.seconds:.1f} s{rate})", f"   {self.summary()}"]
+        lines.append(f"   n: {self.sample_size_rule}; seed {self.seed}, chunks of {self.chunk_size:,}; Holm at family-wise alpha {self.family_alpha:.1e}")
+        lines.append(f"   {'check':52s} {'n':>10s} {'cells':>6s} {'method':>16s} {'statistic':>10s} {'p-value':>9s} {'TV@.99':>7s}  result")
+        for c in self.checks:
+            tv = "" if c.detectable_tv is None else f"{c.detectable_tv:7.4f}"
+            cells = "" if c.cells is None else str(c.cells)
+            result = "pass" if c.passed else "FAIL"
+            if c.details.get("suboptimal"):
+                result += " (below optimum)"
+            lines.append(
+                f"   {c.name[:52]:52s} {c.n:10,d} {cells:>6s} {c.method.split(' (')[0][:16]:>16s} "
+                f"{c.statistic:10.4g} {c.pvalue:9.3g} {tv:>7s}  {result}"
+            )
+            if "acceptance" in c.details:
+                lines.append(f"     acceptance {c.details['acceptance']:.4f}, optimum {c.details['optimum']:.4f}")
+            if not c.passed:
+                lines.append(f"     {c.describe()}")
+        lines.extend(f"   note: {note}" for note in self.notes)
+        return "\n".join(lines)
+
+    def to_dict(self) -> dict:
+        out = asdict(self)
+        out.update(verdict=self.verdict, summary=self.summary(), reached_tv=self.reached_tv, passed=self.passed)
+        return _clean(out)
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2)
+
+
+def _clean(value):
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if isinstance(value, dict):
+        return {str(k): _clean(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_clean(v) for v in value]
+    if hasattr(value, "item") and not isinstance(value, (str, bytes)):
+        return _clean(value.item())
+    return value

@@ -1,0 +1,316 @@
+"""The reference speculative decoding loop over transformers causal LMs (SPEC §1; docs/reference.md).
+
+Each step, for every unfinished batch row:
+
+1. the draft source proposes K tokens x_1..x_K with their laws q_1..q_K (E5: none
+   for a deterministic drafter);
+2. one target pass over [last token, x_1..x_K] gives p_1..p_{K+1}, warped with the
+   same :class:`SamplingConfig` (E6);
+3. the verifier (token-level F2-F4 by default, block verification F16-F19, or any
+   :class:`specdec.protocols.TokenVerifier`) accepts n of them and emits n + 1 tokens;
+4. both KV caches are rolled back to the accepted length, row by row
+   (:class:`RaggedCache`), so rows that accept different lengths stay exact (B13);
+5. output stops after the first EOS (E8) or at ``max_new_tokens`` exactly.
+
+With K = 0 the same loop is the autoregressive sampler (one target token per step),
+so speed ratios compare like with like.  K shrinks near the end so no step drafts
+past ``max_new_tokens``.  Per-step counts are returned as plain data; the loop does
+no timing (time it from outside, as the benchmarks do).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
+
+import torch
+
+from .. import metrics
+from .._checks import as_int
+from .._hf import check_causal_lm, check_logits, model_device, model_vocab_size
+from ..laws.sequence import eos_ids
+from ..protocols import DraftSource, TargetLaw
+from ..verify import verify_block, verify_tokens
+from ..warpers import SamplingConfig, warped_probs
+from .drafts import ModelDraft
+from .kvcache import RaggedCache
+
+VERIFIERS: dict[str, Callable] = {"token": verify_tokens, "block": verify_block}
+ACCEPTANCE_RULES = ((verify_tokens, "token"), (verify_block, "block"))  # which exact law of tau applies (F26, F20)
+
+
+@dataclass(frozen=True)
+class StepRecord:
+    """One draft-then-verify step over the rows still running."""
+
+    rows: tuple[int, ...]  # original batch indices of the rows in this step
+    num_draft_tokens: int  # K used this step (0: autoregressive step)
+    num_accepted: tuple[int, ...]  # per row, drafts accepted by the verifier
+    num_emitted: tuple[int, ...]  # per row, tokens kept in the output (after EOS / max_new_tokens truncation)
+    start: tuple[int, ...]  # per row, new tokens emitted before this step (the step's context is prompt + those)
+
+
+@dataclass
+class GenerationResult:
+    tokens: list[list[int]]  # new tokens per row (prompt excluded), EOS included when emitted
+    finish_reasons: list[str]  # "eos" or "length" per row
+    steps: list[StepRecord] = field(default_factory=list)
+
+    def _counts(self) -> tuple[list[int], list[int]]:
+        accepted = [a for s in self.steps for a in s.num_accepted]
+        drafted = [s.num_draft_tokens for s in self.steps for _ in s.num_accepted]
+        return accepted, drafted
+
+    def acceptance_rate(self) -> float:
+        """Pooled accepted / verified draft tokens (SPEC §6; :func:`specdec.metrics.acceptance_rate`)."""
+        return metrics.acceptance_rate(*self._counts())
+
+    def draft_utilisation(self) -> float:
+        """Pooled accepted / drafted tokens (:func:`specdec.metrics.draft_utilisation`)."""
+        return metrics.draft_utilisation(*self._counts())
+
+    def mean_tokens_per_step(self) -> float:
+        """Mean of (accepted + 1) over row-steps: what one target pass produced per row (before truncation)."""
+        return metrics.mean_tokens_per_step([a + 1 for a in self._counts()[0]])
+
+
+def check_prompts(prompts, vocab: int) -> list[list[int]]:
+    """Prompts as lists of int ids in [0, V) (numpy and tensor ids accepted), one per batch row."""
+    if isinstance(prompts, torch.Tensor):
+        if prompts.ndim != 2 or prompts.is_floating_point() or prompts.is_complex():
+            raise ValueError(f"prompts tensor must be 2-D integer (B, T), got {prompts.dtype} {tuple(prompts.shape)}")
+        prompts = prompts.tolist()
+    if isinstance(prompts, (str, bytes)) or not isinstance(prompts, Sequence) or len(prompts) == 0:
+        raise ValueError("prompts must be a non-empty list of token-id lists (one per batch row)")
+    rows = []
+    for b, prompt in enumerate(prompts):
+        if isinstance(prompt, torch.Tensor):
+            prompt = prompt.tolist()
+        if hasattr(prompt, "tolist") and not isinstance(prompt, (str, bytes)):
+            prompt = prompt.tolist()  # numpy arrays
+        if isinstance(prompt, (str, bytes)) or not isinstance(prompt, Sequence):
+            raise TypeError(f"prompts[{b}] must be a list of token ids, got {type(prompt).__name__}")
+        if len(prompt) == 0:
+            raise ValueError(f"prompts[{b}] is empty: the target needs at least one token to condition on")
+        rows.append([as_int(f"prompts[{b}] token", t, minimum=0, maximum=vocab - 1) for t in prompt])
+    return rows
+
+
+def _resolve_generator(generator, seed, device: torch.device) -> torch.Generator:
+    if generator is not None and seed is not None:
+        raise ValueError("pass either generator or seed, not both")
+    if generator is None:
+        if seed is None:
+            raise ValueError("randomness is an argument: pass generator= (torch.Generator) or seed= (int)")
+        return torch.Generator(device=device).manual_seed(as_int("seed", seed, minimum=0, maximum=2**64 - 1))
+    if not isinstance(generator, torch.Generator):
+        raise TypeError(f"generator must be a torch.Generator, got {type(generator).__name__}")
+    return generator
+
+
+def _check_outcome(result, draft_tokens: torch.Tensor, vocab: int) -> tuple[list[int], list[list[int]]]:
+    """What a (possibly custom) verifier returned, checked against the TokenVerifier contract."""
+    batch, k = draft_tokens.shape
+    tokens = getattr(result, "tokens", None)
+    accepted = getattr(result, "num_accepted", None)
+    if not isinstance(tokens, torch.Tensor) or not isinstance(accepted, torch.Tensor):
+        raise TypeError(
+            f"the verifier returned {type(result).__name__}; a TokenVerifier returns an object with tensors "
+            ".tokens (B, K+1) and .num_accepted (B,) (specdec.protocols.TokenVerifier)"
+        )
+    if tuple(tokens.shape) != (batch, k + 1) or tuple(accepted.shape) != (batch,):
+        raise ValueError(
+            f"the verifier returned tokens of shape {tuple(tokens.shape)} and num_accepted of shape "
+            f"{tuple(accepted.shape)}; expected ({batch}, {k + 1}) and ({batch},)"
+        )
+    accepted_list, emitted = accepted.tolist(), tokens.tolist()
+    drafts = draft_tokens.tolist()
+    for i, n in enumerate(accepted_list):
+        if not isinstance(n, int) or not 0 <= n <= k:
+            raise ValueError(f"the verifier returned num_accepted[{i}] = {n!r}, outside [0, {k}]")
+        block = emitted[i][: n + 1]
+        if block[:n] != drafts[i][:n]:
+            raise ValueError(f"the verifier's row {i} accepted {n} drafts but emitted {block[:n]}, not the drafts {drafts[i][:n]}")
+        if not isinstance(block[n], int) or not 0 <= block[n] < vocab:
+            raise ValueError(f"the verifier emitted token {block[n]!r} in row {i}, outside the vocabulary [0, {vocab})")
+    return accepted_list, emitted
+
+
+@torch.no_grad()
+def generate(
+    target,
+    draft: DraftSource | None,
+    prompts,
+    *,
+    max_new_tokens: int,
+    num_draft_tokens: int,
+    sampling: SamplingConfig = SamplingConfig(),
+    eos_token_id=None,
+    generator: torch.Generator | None = None,
+    seed: int | None = None,
+    verifier: str | Callable = "token",
+    prob_dtype: torch.dtype = torch.float32,
+) -> GenerationResult:
+    """Speculative decoding of ``prompts`` (ragged list of token-id lists, or a (B, T) tensor).
+
+    ``draft``: a :class:`DraftSource` (a transformers model is wrapped in
+    :class:`ModelDraft`); may be None when ``num_draft_tokens`` is 0.
+    ``verifier``: "token" (F2-F4), "block" (F16-F19), or any TokenVerifier; what it
+    returns is checked every step.  Randomness: ``generator`` on the target's device,
+    or ``seed``.  The output law of every row is that of sampling the target
+    autoregressively with ``sampling``'s warpers.
+    """
+    check_causal_lm("target", target)
+    device = model_device(target)
+    vocab = model_vocab_size(target)
+    max_new_tokens = as_int("max_new_tokens", max_new_tokens, minimum=1)
+    num_draft_tokens = as_int("num_draft_tokens", num_draft_tokens, minimum=0)
+    if not isinstance(sampling, SamplingConfig):
+        raise TypeError(f"sampling must be a SamplingConfig, got {type(sampling).__name__}")
+    if prob_dtype not in (torch.float32, torch.float64):
+        raise TypeError(f"prob_dtype must be torch.float32 or torch.float64, got {prob_dtype}")
+    verify = VERIFIERS.get(verifier) if isinstance(verifier, str) else verifier
+    if not callable(verify):
+        raise ValueError(f"verifier must be one of {sorted(VERIFIERS)} or a callable, got {verifier!r}")
+    if draft is not None and not isinstance(draft, DraftSource):
+        draft = ModelDraft(draft)
+    if draft is None and num_draft_tokens > 0:
+        raise ValueError(f"num_draft_tokens={num_draft_tokens} needs a draft source (draft is None)")
+    if draft is not None and draft.vocab_size is not None and draft.vocab_size != vocab:
+        raise ValueError(f"draft vocabulary size {draft.vocab_size} differs from the target's {vocab}")
+    contexts = check_prompts(prompts, vocab)
+    eos = eos_ids(eos_token_id, vocab)
+    generator = _resolve_generator(generator, seed, device)
+
+    batch = len(contexts)
+    outputs: list[list[int]] = [[] for _ in range(batch)]
+    reasons = ["length"] * batch
+    active = list(range(batch))
+    target_cache = RaggedCache(target, batch, device)
+    prefix = [ctx[:-1] for ctx in contexts]  # the last prompt token is fed with the first drafts
+    if any(prefix):
+        check_logits(target_cache.feed(prefix), "target")
+    use_draft = draft is not None and num_draft_tokens > 0
+    if use_draft:
+        draft.start(contexts, sampling=sampling, prob_dtype=prob_dtype, device=device)
+    steps: list[StepRecord] = []
+
+    while active:
+        rows = [contexts[r] for r in active]
+        remaining = [max_new_tokens - len(outputs[r]) for r in active]
+        k = min(num_draft_tokens, max(remaining) - 1)
+        draft_tokens = torch.empty((len(active), 0), dtype=torch.long, device=device)
+        draft_probs = None
+        if use_draft and k > 0:
+            proposal = draft.propose(rows, k, generator)
+            draft_tokens, draft_probs = proposal.tokens, proposal.probs
+            k = draft_tokens.shape[1]
+        last = torch.tensor([ctx[-1] for ctx in rows], dtype=torch.long, device=device)
+        chunk = torch.cat([last.unsqueeze(-1), draft_tokens], dim=1)  # (B', k+1)
+        logits = target_cache.feed_tensor(chunk, torch.full((len(active),), k + 1, device=device))
+        target_probs = warped_probs(check_logits(logits, "target"), sampling, dtype=prob_dtype)
+        accepted, emitted = _check_outcome(verify(draft_tokens, draft_probs, target_probs, generator), draft_tokens, vocab)
+
+        kept, finished, starts = [], [], []
+        for i, r in enumerate(active):
+            starts.append(len(outputs[r]))
+            new = emitted[i][: accepted[i] + 1]
+            take = new[: remaining[i]]
+            hit = next((j for j, token in enumerate(take) if token in eos), None)
+            if hit is not None:
+                take = take[: hit + 1]
+                reasons[r] = "eos"
+            outputs[r].extend(take)
+            contexts[r].extend(new)
+            kept.append(len(take))
+            if hit is not None or len(outputs[r]) >= max_new_tokens:
+                finished.append(i)
+        steps.append(StepRecord(tuple(active), k, tuple(accepted), tuple(kept), tuple(starts)))
+
+        keep = torch.tensor([len(contexts[r]) - 1 for r in active], dtype=torch.long, device=device)
+        target_cache.rollback(keep)
+        if use_draft:
+            draft.rollback(keep)
+        if finished:
+            gone = set(finished)
+            stay = [i for i in range(len(active)) if i not in gone]
+            active = [active[i] for i in stay]
+            if active:
+                index = torch.tensor(stay, dtype=torch.long, device=device)
+                target_cache.select(index)
+                if use_draft:
+                    draft.select(index)
+    return GenerationResult(tokens=outputs, finish_reasons=reasons, steps=steps)
+
+
+def check_decoder_args(target, prompts, max_new_tokens, seed) -> tuple[list[list[int]], int, int]:
+    """Validate the shared decoder call ``(prompts, max_new_tokens, seed)``."""
+    max_new_tokens = as_int("max_new_tokens", max_new_tokens, minimum=1)
+    seed = as_int("seed", seed, minimum=0, maximum=2**63 - 1)
+    return check_prompts(prompts, model_vocab_size(target)), max_new_tokens, seed
+
+
+@dataclass
+class SpeculativeDecoder:
+    """The reference loop as a :class:`specdec.protocols.Decoder`:
+    ``decoder(prompts, max_new_tokens, seed) -> new-token lists``.
+
+    It is also a :class:`specdec.protocols.StepRecorder`, so the conformance engine can
+    compare its measured tokens per step with their exact expectation (F28).
+    ``last_result`` keeps the per-step counts of the latest call.
+    """
+
+    target: object
+    draft: DraftSource | None = None
+    num_draft_tokens: int = 4
+    sampling: SamplingConfig = SamplingConfig()
+    eos_token_id: object = None
+    verifier: str | Callable = "token"
+    prob_dtype: torch.dtype = torch.float32
+    last_result: GenerationResult | None = field(default=None, repr=False)
+    _prompts: list[list[int]] = field(default_factory=list, repr=False)
+
+    def __post_init__(self) -> None:
+        check_causal_lm("target", self.target)
+        if self.draft is not None and not isinstance(self.draft, DraftSource):
+            self.draft = ModelDraft(self.draft)
+
+    def __call__(self, prompts, max_new_tokens: int, seed: int) -> list[list[int]]:
+        prompts, max_new_tokens, seed = check_decoder_args(self.target, prompts, max_new_tokens, seed)
+        self._prompts = [list(p) for p in prompts]
+        self.last_result = generate(
+            self.target,
+            self.draft,
+            prompts,
+            max_new_tokens=max_new_tokens,
+            num_draft_tokens=self.num_draft_tokens,
+            sampling=self.sampling,
+            eos_token_id=self.eos_token_id,
+            seed=seed,
+            verifier=self.verifier,
+            prob_dtype=self.prob_dtype,
+        )
+        return self.last_result.tokens
+
+    def last_steps(self) -> list[tuple[tuple[int, ...], int, int]]:
+        """(context before the step, K, accepted) for every row-step of the last call."""
+        if self.last_result is None:
+            return []
+        tokens = self.last_result.tokens
+        return [
+            (tuple(self._prompts[row]) + tuple(tokens[row][:start]), step.num_draft_tokens, accepted)
+            for step in self.last_result.steps
+            for row, start, accepted in zip(step.rows, step.start, step.num_accepted)
+        ]
+
+    @property
+    def draft_law(self) -> TargetLaw | None:
+        return None if self.draft is None else self.draft.proposal_law(self.sampling)
+
+    @property
+    def acceptance_rule(self) -> str | None:
+        verify = VERIFIERS.get(self.verifier) if isinstance(self.verifier, str) else self.verifier
+        for known, rule in ACCEPTANCE_RULES:
+            if verify is known:
+                return rule
+        return getattr(verify, "acceptance_rule", None)

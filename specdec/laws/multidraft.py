@@ -1,0 +1,168 @@
+"""Exact laws and closed forms of multi-draft verification at one position (SPEC §3).
+
+* K-SEQ (SpecTr, F11-F13): :func:`kseq_rho` (rho* by vectorised bisection on [1, k]),
+  :func:`kseq_acceptance` = 1 - (1 - beta(rho*))^k, :func:`kseq_law` by enumeration.
+* SpecInfer MSS: :func:`mss_residuals` (r_1 = p, r_{s+1} = norm((r_s - q_s)+)),
+  :func:`mss_acceptance` = 1 - prod_s TV(r_s, q) for i.i.d. children (F14),
+  :func:`mss_law` by enumeration (``update_residual=False``: the lossy variant, L6),
+  :func:`distinct_children_law` for distinct deterministic children (F15).
+
+Laws are float64, by enumeration of the V^k i.i.d. draft tuples (at most 200,000).
+The verifiers are :mod:`specdec.verify.multidraft`.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import torch
+
+from .._checks import as_int, as_law, as_law_pair
+
+BISECTION_STEPS = 64  # halves [1, k] 64 times: below float64 resolution for any k
+MAX_TUPLES = 200_000
+MAX_DRAFTS = 1_000_000  # k beyond this is not a decoding scheme; it would overflow float arithmetic
+
+
+def _beta(target, draft, rho):
+    """(F11) beta(rho) = sum_x min(q(x), p(x)/rho); rho broadcast over the last axis."""
+    return torch.minimum(draft, target / rho.unsqueeze(-1)).sum(-1)
+
+
+def kseq_rho(target_probs: torch.Tensor, draft_probs: torch.Tensor, num_drafts: int) -> torch.Tensor:
+    """(F11) rho* per row by bisection on [1, k]: the root of 1 - (1 - beta)^k - rho beta (decreasing in rho).
+
+    (..., V), (..., V) tensors (no validation: the verifiers call it on checked rows) -> (...).
+    When the gap is <= 0 already at rho = 1 (e.g. p == q, or k = 1), rho* = 1.
+    """
+    lo = torch.ones(target_probs.shape[:-1], dtype=target_probs.dtype, device=target_probs.device)
+    hi = torch.full_like(lo, float(num_drafts))
+
+    def gap(rho):
+        beta = _beta(target_probs, draft_probs, rho)
+        return 1 - (1 - beta) ** num_drafts - rho * beta
+
+    for _ in range(BISECTION_STEPS):
+        mid = (lo + hi) / 2
+        positive = gap(mid) > 0
+        lo = torch.where(positive, mid, lo)
+        hi = torch.where(positive, hi, mid)
+    return torch.where(gap(torch.ones_like(lo)) <= 0, torch.ones_like(lo), (lo + hi) / 2)
+
+
+def _vectors(target_probs, draft_probs, num_drafts) -> tuple[torch.Tensor, torch.Tensor, int]:
+    target, draft = as_law_pair(target_probs, draft_probs, ndim=1)
+    return target, draft, as_int("num_drafts", num_drafts, minimum=1, maximum=MAX_DRAFTS)
+
+
+def kseq_acceptance(target_probs, draft_probs, num_drafts: int) -> float:
+    """Closed form of K-SEQ's acceptance: 1 - (1 - beta(rho*))^k (SPEC §3.3); vectors, float64."""
+    target, draft, k = _vectors(target_probs, draft_probs, num_drafts)
+    rho = kseq_rho(target, draft, k)
+    return float(1 - (1 - _beta(target, draft, rho)) ** k)
+
+
+def mss_residuals(target: torch.Tensor, draft_rows: list[torch.Tensor]) -> list[torch.Tensor]:
+    """r_1 = p; r_{s+1} = norm((r_s - q_s)+), kept as r_s when empty (E2).  k+1 rows (..., V)."""
+    rows = [target]
+    for draft in draft_rows:
+        r = rows[-1]
+        nxt = (r - draft).clamp_min(0)
+        total = nxt.sum(-1, keepdim=True)
+        rows.append(torch.where(total > 0, nxt / torch.where(total > 0, total, 1), r))
+    return rows
+
+
+def mss_acceptance(target_probs, draft_probs, num_drafts: int) -> float:
+    """(F14) 1 - prod_{s=1..k} TV(r_s, q) for i.i.d. children, r_1 = p; vectors, float64."""
+    target, draft, k = _vectors(target_probs, draft_probs, num_drafts)
+    rejected = 1.0
+    for r in mss_residuals(target, [draft] * k)[:-1]:
+        rejected *= 0.5 * float((r - draft).abs().sum())
+    return 1 - rejected
+
+
+def _enumerate(target, draft, num_drafts, per_tuple):
+    """Sum over all V^k i.i.d. draft tuples of Q(tuple) * per_tuple(tuple) -> (output law (V,), acceptance)."""
+    vocab = target.shape[-1]
+    if vocab**num_drafts > MAX_TUPLES:
+        raise ValueError(f"V^k = {vocab}^{num_drafts} tuples is too many to enumerate (limit {MAX_TUPLES:,})")
+    law = torch.zeros(vocab, dtype=torch.float64)
+    acceptance = 0.0
+    for drafts in itertools.product(range(vocab), repeat=num_drafts):
+        weight = float(torch.prod(draft[list(drafts)]))
+        if weight == 0:
+            continue
+        out, accept = per_tuple(drafts)
+        law += weight * out
+        acceptance += weight * accept
+    return law, acceptance
+
+
+def kseq_law(target_probs, draft_probs, num_drafts: int) -> tuple[torch.Tensor, float]:
+    """Exact (output law, acceptance probability) of K-SEQ by enumeration of the draft tuples."""
+    target, draft, k = _vectors(target_probs, draft_probs, num_drafts)
+    rho = float(kseq_rho(target, draft, k))
+    residual = (target - rho * draft).clamp_min(0)
+    residual = residual / residual.sum() if residual.sum() > 0 else target
+    accept = torch.where(draft > 0, torch.clamp(target / (rho * draft), max=1.0), torch.zeros_like(draft))
+
+    def per_tuple(drafts):
+        out = torch.zeros_like(target)
+        still = 1.0
+        for x in drafts:
+            out[x] += still * float(accept[x])
+            still *= 1 - float(accept[x])
+        return out + still * residual, 1 - still
+
+    return _enumerate(target, draft, k, per_tuple)
+
+
+def mss_law(target_probs, draft_probs, num_drafts: int, *, update_residual: bool = True) -> tuple[torch.Tensor, float]:
+    """Exact (output law, acceptance probability) of MSS with i.i.d. children (F14).
+
+    ``update_residual=False`` keeps r = p after a rejection and draws the final token from
+    norm((p - q)+): the lossy variant (L6), whose output law is *not* the target's.
+    """
+    target, draft, k = _vectors(target_probs, draft_probs, num_drafts)
+    if not isinstance(update_residual, bool):
+        raise TypeError(f"update_residual must be a bool, got {type(update_residual).__name__}")
+    rows = mss_residuals(target, [draft] * k) if update_residual else [target] * (k + 1)
+    if not update_residual:
+        last = (target - draft).clamp_min(0)
+        rows[-1] = last / last.sum() if last.sum() > 0 else target
+
+    def per_tuple(drafts):
+        out = torch.zeros_like(target)
+        still = 1.0
+        for s, x in enumerate(drafts):
+            a = min(1.0, float(rows[s][x]) / float(draft[x]))
+            out[x] += still * a
+            still *= 1 - a
+        return out + still * rows[k], 1 - still
+
+    return _enumerate(target, draft, k, per_tuple)
+
+
+def distinct_children_law(target_probs, children) -> tuple[torch.Tensor, float]:
+    """Exact (output law, acceptance) of MSS with distinct deterministic children (F15).
+
+    ``children``: distinct token ids in [0, V).  Acceptance = p(children) for any such set.
+    """
+    target = as_law("target_probs", target_probs, ndim=1)
+    vocab = target.shape[0]
+    if isinstance(children, (str, bytes)) or not hasattr(children, "__iter__"):
+        raise TypeError(f"children must be a sequence of token ids, got {type(children).__name__}")
+    ids = [as_int(f"children[{i}]", x, minimum=0, maximum=vocab - 1) for i, x in enumerate(children)]
+    if not ids or len(set(ids)) != len(ids):
+        raise ValueError(f"children must be a non-empty list of distinct token ids, got {ids}")
+    out = torch.zeros_like(target)
+    r, still = target.clone(), 1.0
+    for x in ids:
+        out[x] += still * float(r[x])
+        still *= 1 - float(r[x])
+        r[x] = 0
+        r = r / r.sum() if r.sum() > 0 else r
+    if still > 0:
+        out += still * r
+    return out, 1 - still

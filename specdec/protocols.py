@@ -1,0 +1,145 @@
+"""The seams of specdec: what a verifier, a decoder, a draft source and a target law must provide.
+
+These are ``typing.Protocol``s: nothing has to inherit from them.  The
+conformance engine checks any object that satisfies one, and says which
+Protocol an object fails when it does not (a one-line ``TypeError``).
+
+Token-level verification (SPEC §1) and multi-draft verification (SPEC §3) are
+functions; decoding (SPEC §1's loop) is a callable object; the law a decoder
+must follow is a :class:`TargetLaw`.  Shapes use B (batch rows), K (draft
+tokens per row), k (drafts per position, multi-draft), V (vocabulary).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Protocol, Sequence, runtime_checkable
+
+if TYPE_CHECKING:  # pragma: no cover
+    import torch
+
+
+@runtime_checkable
+class VerificationOutcome(Protocol):
+    """What a token-level verifier returns; the engine reads these two fields only.
+
+    ``num_accepted``: (B,) integer, accepted draft tokens per row, in [0, K].
+    ``tokens``: (B, K+1) integer, the accepted drafts, then one token drawn by the
+    verifier (residual or bonus), then padding.  :class:`specdec.VerifyResult` is one.
+    """
+
+    num_accepted: "torch.Tensor"
+    tokens: "torch.Tensor"
+
+
+class TokenVerifier(Protocol):
+    """``verifier(draft_tokens, draft_probs, target_probs, generator) -> VerificationOutcome``.
+
+    draft_tokens (B, K) int; draft_probs (B, K, V) float or None (point-mass drafts,
+    E5); target_probs (B, K+1, V), row K the bonus row; all randomness from
+    ``generator``.  Lossless means: the emitted tokens follow the target (F4).
+    :func:`specdec.verify_tokens` and :func:`specdec.verify_block` are two.
+    """
+
+    def __call__(
+        self,
+        draft_tokens: "torch.Tensor",
+        draft_probs: "torch.Tensor | None",
+        target_probs: "torch.Tensor",
+        generator: "torch.Generator",
+    ) -> VerificationOutcome: ...
+
+
+@runtime_checkable
+class MultiDraftOutcome(Protocol):
+    """What a multi-draft verifier returns: ``token`` (B,) the emitted token and
+    ``accepted_index`` (B,) the index of the accepted draft, -1 when none was."""
+
+    token: "torch.Tensor"
+    accepted_index: "torch.Tensor"
+
+
+class MultiDraftVerifier(Protocol):
+    """``verifier(draft_tokens, draft_probs, target_probs, generator) -> MultiDraftOutcome``.
+
+    draft_tokens (B, k): k i.i.d. drafts from draft_probs (B, V), or k distinct
+    deterministic children when draft_probs is None; target_probs (B, V).
+    :func:`specdec.verify_kseq` and :func:`specdec.verify_mss` are two.
+    """
+
+    def __call__(
+        self,
+        draft_tokens: "torch.Tensor",
+        draft_probs: "torch.Tensor | None",
+        target_probs: "torch.Tensor",
+        generator: "torch.Generator",
+    ) -> MultiDraftOutcome: ...
+
+
+class Decoder(Protocol):
+    """``decoder(prompts, max_new_tokens, seed) -> new-token lists``, one list per prompt.
+
+    All randomness comes from the int ``seed``.  Lossless means: the first L
+    tokens after each prompt follow the target law of L tokens (F35).
+    """
+
+    def __call__(self, prompts: Sequence[Sequence[int]], max_new_tokens: int, seed: int) -> list[list[int]]: ...
+
+
+@runtime_checkable
+class TargetLaw(Protocol):
+    """The next-token distribution after a context: the law a lossless decoder must follow.
+
+    ``next_token_probs(contexts)`` returns a (len(contexts), V) array of float64
+    rows summing to one, the distribution *after* every sampling warper (E6).
+    A transformers model with a :class:`specdec.SamplingConfig`
+    (:class:`specdec.laws.ModelLaw`), a table or a user's function
+    (:class:`specdec.laws.FunctionLaw`) all qualify.
+    """
+
+    vocab_size: int
+
+    def next_token_probs(self, contexts: Sequence[Sequence[int]]) -> Any: ...
+
+
+@runtime_checkable
+class DraftSource(Protocol):
+    """Proposes up to K tokens per row for the decoding loop (:mod:`specdec.decoding`).
+
+    ``propose`` returns a :class:`specdec.decoding.Proposal`: tokens (B, K') and the
+    (B, K', V) law each token was really drawn from, or None for point masses (E5).
+    ``proposal_law`` is the law the draft samples from after a context, as a
+    :class:`TargetLaw` (None when the draft cannot state it, e.g. prompt lookup):
+    with it a decoder's measured acceptance can be compared with its exact
+    expectation (F26-F28).
+    """
+
+    vocab_size: int | None
+
+    def start(self, contexts: list[list[int]], *, sampling: Any, prob_dtype: Any, device: Any) -> None: ...
+
+    def propose(self, contexts: list[list[int]], num_tokens: int, generator: "torch.Generator") -> Any: ...
+
+    def rollback(self, keep: "torch.Tensor") -> None: ...
+
+    def select(self, rows: "torch.Tensor") -> None: ...
+
+    def proposal_law(self, sampling: Any) -> TargetLaw | None: ...
+
+
+@runtime_checkable
+class StepRecorder(Protocol):
+    """A decoder whose last call can be replayed step by step (for F28).
+
+    ``last_steps()``: one record per (row, step) with the context before the step
+    (prompt + tokens emitted so far), the number of drafted tokens and the number
+    accepted.  ``draft_law``: the law the drafts were drawn from (a TargetLaw), or
+    None.  ``acceptance_rule``: "token" (F26) or "block" (F20), or None when unknown.
+    """
+
+    def last_steps(self) -> list[tuple[tuple[int, ...], int, int]]: ...
+
+    @property
+    def draft_law(self) -> TargetLaw | None: ...
+
+    @property
+    def acceptance_rule(self) -> str | None: ...

@@ -1,0 +1,21 @@
+"""Statistics of the conformance engine (SPEC §7; docs/reference.md): power planning
+(F32-F34), goodness of fit (F29-F31), Holm's procedure, F36 localisation."""
+
+from .gof import GofResult, goodness_of_fit, monte_carlo_gof, pool_bins
+from .localize import Localization, prefix_decomposition
+from .multiplicity import holm
+from .power import detectable_tv, required_noncentrality, required_sample_size, sample_size_for_alternative
+
+__all__ = [
+    "GofResult",
+    "Localization",
+    "detectable_tv",
+    "goodness_of_fit",
+    "holm",
+    "monte_carlo_gof",
+    "pool_bins",
+    "prefix_decomposition",
+    "required_noncentrality",
+    "required_sample_size",
+    "sample_size_for_alternative",
+]

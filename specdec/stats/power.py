@@ -1,0 +1,105 @@
+"""Sample sizes planned from power (SPEC §7, F32-F34; docs/reference.md).
+
+Under an alternative pi, Pearson's X^2 on K cells is approximately noncentral
+chi-square with K-1 degrees of freedom and lambda = n sum (pi - P)^2 / P (F32).
+At total-variation distance TV = eps, Cauchy-Schwarz gives sum (pi - P)^2 / P >=
+4 eps^2, with equality for the worst-case perturbation (F33).  So the smallest n
+that detects *every* law at TV eps with power 1 - beta at level alpha solves
+ncx2.sf(chi2.isf(alpha, K-1), K-1, 4 n eps^2) = 1 - beta (F34).
+
+* :func:`required_sample_size` - that n (SPEC §7's table, to the sample).
+* :func:`detectable_tv` - its inverse: the TV a test of n samples catches.
+* :func:`sample_size_for_alternative` - n for one known alternative (a mutant's
+  exact law), from its exact lambda per sample.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import numpy as np
+from scipy import optimize, stats
+
+from .._checks import as_float, as_int, as_law
+
+POWER = 0.99
+
+
+def _check_levels(alpha, power) -> tuple[float, float]:
+    alpha = as_float("alpha", alpha, minimum=0.0, maximum=1.0, low_open=True, high_open=True)
+    power = as_float("power", power, minimum=alpha, maximum=1.0, low_open=True, high_open=True)
+    return alpha, power
+
+
+def required_noncentrality(num_bins: int, *, alpha: float, power: float = POWER) -> float:
+    """lambda such that ncx2.sf(chi2.isf(alpha, df), df, lambda) = power, df = num_bins - 1 (F34)."""
+    num_bins = as_int("num_bins", num_bins, minimum=2)
+    alpha, power = _check_levels(alpha, power)
+    return _noncentrality(num_bins - 1, alpha, power)
+
+
+@functools.lru_cache(maxsize=4096)
+def _noncentrality(df: int, alpha: float, power: float) -> float:
+    critical = stats.chi2.isf(alpha, df)
+    gap = lambda lam: stats.ncx2.sf(critical, df, lam) - power  # noqa: E731, increasing in lam
+    upper = 1.0
+    while gap(upper) < 0:
+        upper *= 2
+    return optimize.brentq(gap, 0.0, upper, xtol=1e-10, rtol=1e-12)
+
+
+def required_sample_size(num_bins: int, tv: float, *, alpha: float, power: float = POWER) -> int:
+    """(F34) The smallest n with power >= ``power`` against every law at TV distance ``tv``."""
+    tv = as_float("tv", tv, minimum=0.0, maximum=1.0, low_open=True)
+    lam = required_noncentrality(num_bins, alpha=alpha, power=power)
+    return max(1, math.ceil(lam / (4 * tv * tv)))
+
+
+def detectable_tv(num_bins: int, n: int, *, alpha: float, power: float = POWER) -> float:
+    """The smallest TV distance detected with ``power`` by a level-``alpha`` test of ``n`` samples."""
+    n = as_int("n", n, minimum=1)
+    return math.sqrt(required_noncentrality(num_bins, alpha=alpha, power=power) / (4 * n))
+
+
+def sample_size_for_alternative(law, target, *, alpha: float, power: float = POWER) -> float:
+    """n at which the chi-square test of ``target`` has power ``power`` against the known ``law``.
+
+    lambda_1 = sum (law - target)^2 / target per sample (F32); for a law with mass
+    outside the target's support, the n that sees such an outcome with probability
+    ``power``.  Returns ``math.inf`` when ``law`` equals ``target``.
+    """
+    law = as_law("law", law, ndim=1).numpy()
+    target = as_law("target", target, ndim=1).numpy()
+    if law.shape != target.shape:
+        raise ValueError(f"law has {law.size} cells but target has {target.size}")
+    alpha, power = _check_levels(alpha, power)
+    outside = float(law[target <= 0].sum())
+    if outside >= 1:
+        return 1  # every sample falls outside the target's support
+    if outside > 0:
+        return max(1, math.ceil(math.log(1 - power) / math.log1p(-outside)))
+    inside = target > 0
+    lam1 = float(((law[inside] - target[inside]) ** 2 / target[inside]).sum())
+    df = int(inside.sum()) - 1
+    if lam1 <= 0 or df < 1:
+        return math.inf
+    critical = stats.chi2.isf(alpha, df)
+    lo, hi = 1, 1
+    while stats.ncx2.sf(critical, df, hi * lam1) < power:
+        hi *= 2
+        if hi > 10**13:
+            return math.inf
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if stats.ncx2.sf(critical, df, mid * lam1) >= power:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
+def exact_tv(law, target) -> float:
+    """Total-variation distance 1/2 sum |law - target| of two laws on the same cells."""
+    law, target = np.asarray(law, dtype=np.float64), np.asarray(target, dtype=np.float64)
+    return 0.5 * float(np.abs(law - target).sum())
