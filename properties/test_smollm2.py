@@ -9,8 +9,8 @@ import time
 
 import pytest
 
-from fixtures.models import COPY_INSTRUCTION, COPY_PASSAGE, draft_sources, smollm2, smollm2_chat_prompt, smollm2_truncated
-from properties.test_generate import plain_greedy
+from fixtures.models import COPY_INSTRUCTION, COPY_PASSAGE, draft_sources, plain_greedy, smollm2, smollm2_chat_prompt, smollm2_truncated
+
 from specdec.decoding import generate
 from specdec.decoding.models import load_smollm2, smollm2_cache_dir
 from specdec.warpers import SamplingConfig

@@ -210,7 +210,7 @@ def test_extreme_but_valid_inputs_give_the_limit_law_not_nan(logits, config, dty
     "call, error, message",
     [
         (lambda: sd.acceptance_rate([1, 2], 0), ValueError, "num_accepted exceeds num_draft_tokens"),
-        (lambda: sd.acceptance_rate([0, 0], 0), ValueError, "num_draft_tokens=\[0, 0\]: no draft token was verified"),
+        (lambda: sd.acceptance_rate([0, 0], 0), ValueError, r"num_draft_tokens=\[0, 0\]: no draft token was verified"),
         (lambda: sd.acceptance_rate([-1], 3), ValueError, "num_accepted must be non-negative"),
         (lambda: sd.acceptance_rate([0.5], 3), ValueError, "num_accepted must hold whole counts"),
         (lambda: sd.mean_tokens_per_step(np.array([2**64 - 1], dtype=np.uint64)), ValueError, "num_emitted has a count .* beyond int64"),
