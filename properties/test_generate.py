@@ -142,7 +142,7 @@ def _bad_verifier(change):
 @pytest.mark.parametrize(
     "change, match",
     [
-        (lambda r: (r.num_accepted, r.tokens), "returned tuple; a TokenVerifier returns"),
+        (lambda r: (r.num_accepted, r.tokens), r"returned tuple; a TokenVerifier \(specdec.protocols.TokenVerifier\) returns"),
         (lambda r: sd.VerifyResult(r.num_accepted - 1, r.tokens), "num_accepted\\[0\\] = -1"),
         (lambda r: sd.VerifyResult(r.num_accepted, r.tokens.fill_(99)), "token 99 in row 0, outside the vocabulary|emitted \\[99"),
         (lambda r: sd.VerifyResult(r.num_accepted, r.tokens[:, :1]), "tokens of shape"),

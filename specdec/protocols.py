@@ -18,6 +18,10 @@ if TYPE_CHECKING:  # pragma: no cover
     import torch
 
 
+class ContractError(TypeError):
+    """A subject returned something its Protocol does not allow (the message names the Protocol)."""
+
+
 @runtime_checkable
 class VerificationOutcome(Protocol):
     """What a token-level verifier returns; the engine reads these two fields only.

@@ -18,7 +18,7 @@ from .catalogue import chain_cases, multidraft_cases, pair, pair_names, token_ca
 from .checks import Check
 from .console import Console
 from .decoder import check_decoder
-from .drivers import ContractError
+from ..protocols import ContractError
 from .engine import SampleRequest
 from .report import Report
 from .single import check_law

@@ -48,6 +48,11 @@ def _rows(name: str, values, ndim: int) -> torch.Tensor:
     return as_law(name, values, ndim=ndim)
 
 
+def _check_dtype(dtype) -> None:
+    if dtype not in PROB_DTYPES:
+        raise TypeError(f"dtype must be one of {PROB_DTYPES}, got {dtype}")
+
+
 def _in_dtype(rows: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
     """Rows as the subject sees them in ``dtype`` (renormalised there)."""
     cast = rows.to(dtype)
@@ -85,8 +90,7 @@ class TokenCase:
             raise ValueError(f"{self.name}: target_rows must be (K+1, V) and draft_rows (K, V) with K >= 1, got "
                              f"{tuple(target.shape)} and {tuple(draft.shape)}")
         as_choice("drafter", self.drafter, DRAFTERS)
-        if self.dtype not in PROB_DTYPES:
-            raise TypeError(f"dtype must be one of {PROB_DTYPES}, got {self.dtype}")
+        _check_dtype(self.dtype)
         object.__setattr__(self, "target_rows", _in_dtype(target, self.dtype))  # what the subject receives
         object.__setattr__(self, "draft_rows", _in_dtype(draft, self.dtype))
 
@@ -141,8 +145,7 @@ class ChainCase:
         object.__setattr__(self, "seed", as_int("seed", self.seed, minimum=0))
         object.__setattr__(self, "sharpness", as_float("sharpness", self.sharpness, minimum=0.0))
         as_choice("drafter", self.drafter, DRAFTERS)
-        if self.dtype not in PROB_DTYPES:
-            raise TypeError(f"dtype must be one of {PROB_DTYPES}, got {self.dtype}")
+        _check_dtype(self.dtype)
         if self.vocab ** (self.length + self.num_draft_tokens) > 2_000_000:
             raise ValueError(f"{self.name}: V^(L+K) = {self.vocab}^{self.length + self.num_draft_tokens} table rows is too many")
 
@@ -194,8 +197,7 @@ class MultiDraftCase:
             raise ValueError(f"{self.name}: target_probs and draft_probs differ in shape")
         object.__setattr__(self, "num_drafts", as_int("num_drafts", self.num_drafts, minimum=1, maximum=target.shape[0] if self.children == "distinct" else None))
         as_choice("children", self.children, ("iid", "distinct"))
-        if self.dtype not in PROB_DTYPES:
-            raise TypeError(f"dtype must be one of {PROB_DTYPES}, got {self.dtype}")
+        _check_dtype(self.dtype)
         object.__setattr__(self, "target_probs", _in_dtype(target, self.dtype))
         object.__setattr__(self, "draft_probs", _in_dtype(draft, self.dtype))
 

@@ -29,34 +29,14 @@ from .cases import (
     exact_law,
 )
 from .checks import acceptance_check, gof_check
+from ..protocols import ContractError
+from ..verify.result import read_verification
 from .engine import CHUNK_ELEMENTS, ChunkKey, Stream, outcome_counts
 
 SEES_SEQUENCE = (
     "the whole decoding loop: warpers on both models (E6; B3, B4, B9), the draft's law (B2, B3), KV-cache rollback "
     "and ragged batches (B13), EOS handling (E8) (F35, located by F36)"
 )
-
-
-class ContractError(TypeError):
-    """A subject returned something its Protocol (specdec.protocols) does not allow."""
-
-
-def read_verification(out, batch: int, num_draft_tokens: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """(tokens (B, K+1), num_accepted (B,)) of a TokenVerifier's result, checked without a host sync."""
-    tokens, accepted = getattr(out, "tokens", None), getattr(out, "num_accepted", None)
-    if not isinstance(tokens, torch.Tensor) or not isinstance(accepted, torch.Tensor):
-        raise ContractError(
-            f"the verifier returned {type(out).__name__}; a TokenVerifier (specdec.protocols.TokenVerifier) returns an "
-            "object with tensors .tokens (B, K+1) and .num_accepted (B,), e.g. specdec.VerifyResult"
-        )
-    if tuple(tokens.shape) != (batch, num_draft_tokens + 1) or tuple(accepted.shape) != (batch,):
-        raise ContractError(
-            f"the verifier returned tokens {tuple(tokens.shape)} and num_accepted {tuple(accepted.shape)}; a "
-            f"TokenVerifier returns ({batch}, {num_draft_tokens + 1}) and ({batch},) for these inputs"
-        )
-    if tokens.is_floating_point() or tokens.is_complex() or accepted.is_floating_point() or accepted.is_complex():
-        raise ContractError(f"the verifier returned {tokens.dtype} tokens and {accepted.dtype} num_accepted; a TokenVerifier returns integers")
-    return tokens.long(), accepted.long()
 
 
 def read_multidraft(out, batch: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -79,6 +59,22 @@ def _accept_counts(rejected: torch.Tensor, accepted: torch.Tensor, invalid: torc
     return torch.stack([rejected.sum(), accepted.sum(), invalid.sum()])
 
 
+def _token_and_acceptance(token_check: tuple[str, str, str], acceptance_check_: tuple[str, str, str], law, vocab, optimum):
+    """``evaluate`` of a stream that counts (emitted token (V+1,), [rejected, accepted, invalid]):
+    the token's law vs ``law`` and the acceptance vs ``optimum()``.  Each check is (name, kind or
+    what, sees)."""
+
+    def evaluate(counts, alpha):
+        tokens, acc = counts if counts else (np.zeros(vocab + 1, dtype=np.int64), np.zeros(3, dtype=np.int64))
+        (name, kind, sees), (acc_name, what, acc_sees) = token_check, acceptance_check_
+        return [
+            gof_check(name, kind, sees, tokens, law, alpha=alpha),
+            acceptance_check(acc_name, acc_sees, int(acc[1]), int(acc.sum()), int(acc[2]), optimum(), alpha=alpha, what=what),
+        ]
+
+    return evaluate
+
+
 # ------------------------------------------------------------------ one verification step (TokenCase)
 
 
@@ -98,18 +94,11 @@ def token_stream(verifier, case: TokenCase, device: torch.device) -> Stream:
         invalid = (accepted < 0) | (accepted > k)
         return [outcome_counts(tokens[:, 0], vocab), _accept_counts(accepted == 0, (accepted >= 1) & ~invalid, invalid)]
 
-    def evaluate(counts, alpha):
-        if not counts:
-            counts = [np.zeros(vocab + 1, dtype=np.int64), np.zeros(3, dtype=np.int64)]
-        first, acc = counts
-        return [
-            gof_check(f"{case.name}: first token vs target (F4)", "first token", SEES_FIRST_TOKEN, first, law, alpha=alpha),
-            acceptance_check(
-                f"{case.name}: acceptance at position 1 (F1)", SEES_ACCEPTANCE, int(acc[1]), int(acc.sum()), int(acc[2]),
-                case.optimum(), alpha=alpha, what="num_accepted",
-            ),
-        ]
-
+    evaluate = _token_and_acceptance(
+        (f"{case.name}: first token vs target (F4)", "first token", SEES_FIRST_TOKEN),
+        (f"{case.name}: acceptance at position 1 (F1)", "num_accepted", SEES_ACCEPTANCE),
+        law, vocab, case.optimum,
+    )
     return Stream(case.name, [law], 2, 4 * vocab + 8 * (k + 1), draw, evaluate)
 
 
@@ -207,18 +196,11 @@ def multidraft_stream(verifier, case: MultiDraftCase, device: torch.device) -> S
         bad = bad | ((index >= 0) & (picked != token))  # the accepted draft must be the emitted token
         return [outcome_counts(token, vocab), _accept_counts(index == -1, (index >= 0) & ~bad, bad)]
 
-    def evaluate(counts, alpha):
-        if not counts:
-            counts = [np.zeros(vocab + 1, dtype=np.int64), np.zeros(3, dtype=np.int64)]
-        tokens, acc = counts
-        return [
-            gof_check(f"{case.name}: emitted token vs target", "multi-draft token", SEES_MULTIDRAFT, tokens, law, alpha=alpha),
-            acceptance_check(
-                f"{case.name}: acceptance vs optimum", SEES_MULTIDRAFT_ACCEPTANCE, int(acc[1]), int(acc.sum()), int(acc[2]),
-                case.optimum(), alpha=alpha, what="accepted_index (or an accepted draft that is not the emitted token)",
-            ),
-        ]
-
+    evaluate = _token_and_acceptance(
+        (f"{case.name}: emitted token vs target", "multi-draft token", SEES_MULTIDRAFT),
+        (f"{case.name}: acceptance vs optimum", "accepted_index (or an accepted draft that is not the emitted token)", SEES_MULTIDRAFT_ACCEPTANCE),
+        law, vocab, case.optimum,
+    )
     return Stream(case.name, [law], 2, 4 * vocab + 4 * k, draw, evaluate)
 
 

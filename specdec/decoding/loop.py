@@ -31,6 +31,7 @@ from .._hf import check_causal_lm, check_logits, model_device, model_vocab_size
 from ..laws.sequence import eos_ids
 from ..protocols import DraftSource, TargetLaw
 from ..verify import verify_block, verify_tokens
+from ..verify.result import read_verification
 from ..warpers import SamplingConfig, warped_probs
 from .drafts import ModelDraft
 from .kvcache import RaggedCache
@@ -109,29 +110,19 @@ def _resolve_generator(generator, seed, device: torch.device) -> torch.Generator
 
 
 def _check_outcome(result, draft_tokens: torch.Tensor, vocab: int) -> tuple[list[int], list[list[int]]]:
-    """What a (possibly custom) verifier returned, checked against the TokenVerifier contract."""
+    """What a (possibly custom) verifier returned, checked against the TokenVerifier contract:
+    the accepted counts in [0, K], the accepted tokens equal to the drafts, the last token in [0, V)."""
     batch, k = draft_tokens.shape
-    tokens = getattr(result, "tokens", None)
-    accepted = getattr(result, "num_accepted", None)
-    if not isinstance(tokens, torch.Tensor) or not isinstance(accepted, torch.Tensor):
-        raise TypeError(
-            f"the verifier returned {type(result).__name__}; a TokenVerifier returns an object with tensors "
-            ".tokens (B, K+1) and .num_accepted (B,) (specdec.protocols.TokenVerifier)"
-        )
-    if tuple(tokens.shape) != (batch, k + 1) or tuple(accepted.shape) != (batch,):
-        raise ValueError(
-            f"the verifier returned tokens of shape {tuple(tokens.shape)} and num_accepted of shape "
-            f"{tuple(accepted.shape)}; expected ({batch}, {k + 1}) and ({batch},)"
-        )
+    tokens, accepted = read_verification(result, batch, k)
     accepted_list, emitted = accepted.tolist(), tokens.tolist()
     drafts = draft_tokens.tolist()
     for i, n in enumerate(accepted_list):
-        if not isinstance(n, int) or not 0 <= n <= k:
+        if not 0 <= n <= k:
             raise ValueError(f"the verifier returned num_accepted[{i}] = {n!r}, outside [0, {k}]")
         block = emitted[i][: n + 1]
         if block[:n] != drafts[i][:n]:
             raise ValueError(f"the verifier's row {i} accepted {n} drafts but emitted {block[:n]}, not the drafts {drafts[i][:n]}")
-        if not isinstance(block[n], int) or not 0 <= block[n] < vocab:
+        if not 0 <= block[n] < vocab:
             raise ValueError(f"the verifier emitted token {block[n]!r} in row {i}, outside the vocabulary [0, {vocab})")
     return accepted_list, emitted
 
