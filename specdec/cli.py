@@ -189,6 +189,22 @@ def _default_subjects(args):
     return subjects
 
 
+def _process_group() -> int:
+    """Under torchrun (WORLD_SIZE > 1) join the process group: NCCL on GPUs, gloo on CPU.  Returns the rank.
+    Every rank samples its share of each check's chunks; the engine sums the counts."""
+    world = int(os.environ.get("WORLD_SIZE", "1"))
+    if world <= 1:
+        return 0
+    import torch
+    import torch.distributed as dist
+
+    if not dist.is_initialized():
+        if torch.cuda.is_available():
+            torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", "0")))
+        dist.init_process_group("nccl" if torch.cuda.is_available() else "gloo")
+    return dist.get_rank()
+
+
 def _check_command(args) -> int:
     _unit_interval("--tv", args.tv)
     _seconds("--budget", args.budget)
@@ -197,6 +213,7 @@ def _check_command(args) -> int:
         raise UsageError(f"--seed must be >= 0, got {args.seed}")
     _writable("--json", args.json)
     args.device = _device(args.device)
+    rank = _process_group()
     import json
 
     from .conformance.report import library_versions
@@ -205,8 +222,11 @@ def _check_command(args) -> int:
     for _, run in _default_subjects(args):
         report = run()
         reports.append(report)
-        print(report.format(), flush=True)
-        print(flush=True)
+        if rank == 0:
+            print(report.format(), flush=True)
+            print(flush=True)
+    if rank:
+        return 1 if any(r.verdict == "FAIL" for r in reports) else 0
     verdicts = [r.verdict for r in reports]
     overall = "FAIL" if "FAIL" in verdicts else ("INCONCLUSIVE" if "INCONCLUSIVE" in verdicts else "PASS")
     if args.json:

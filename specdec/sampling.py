@@ -35,11 +35,10 @@ def inverse_cdf(weights: torch.Tensor, uniforms: torch.Tensor) -> torch.Tensor:
     uniforms: (...) in [0, 1).
     Returns (...) int64.  No host synchronisation.
 
-    Long rows are searched in two levels: sums of 256-wide blocks (in the input
-    dtype, accumulated in float64) locate the block, then a float64 cumulative sum
-    inside that block only locates the id.  A float32 block sum is off by ~1e-7
-    relative, so float32 inputs are sampled to float32 accuracy; float64 inputs
-    to float64 accuracy.  The id always has positive weight either way.
+    Long rows are searched in two levels: sums of 256-wide blocks (accumulated in
+    float64, without a float64 copy of the row) locate the block, then a float64
+    cumulative sum inside that block locates the id.  The id always has positive
+    weight.
     """
     lead, vocab = weights.shape[:-1], weights.shape[-1]
     rows = weights.reshape(-1, vocab)  # (R, V)
@@ -50,7 +49,7 @@ def inverse_cdf(weights: torch.Tensor, uniforms: torch.Tensor) -> torch.Tensor:
     if vocab % _BLOCK:
         rows = torch.nn.functional.pad(rows, (0, (-vocab) % _BLOCK))
     blocks = rows.view(rows.shape[0], -1, _BLOCK)  # (R, NB, C)
-    block_cdf = blocks.sum(-1).to(torch.float64).cumsum(-1)  # (R, NB); block sums in the input dtype
+    block_cdf = blocks.sum(-1, dtype=torch.float64).cumsum(-1)  # (R, NB); sums accumulated in float64
     threshold = u * block_cdf[:, -1]
     block = _search(block_cdf, threshold)  # (R,) a block of positive mass
     before = torch.where(block > 0, block_cdf.gather(1, (block - 1).clamp_min(0).unsqueeze(-1)).squeeze(-1), 0.0)

@@ -65,7 +65,7 @@ def _token_and_acceptance(token_check: tuple[str, str, str], acceptance_check_: 
     what, sees)."""
 
     def evaluate(counts, alpha):
-        tokens, acc = counts if counts else (np.zeros(vocab + 1, dtype=np.int64), np.zeros(3, dtype=np.int64))
+        tokens, acc = counts
         (name, kind, sees), (acc_name, what, acc_sees) = token_check, acceptance_check_
         return [
             gof_check(name, kind, sees, tokens, law, alpha=alpha),
@@ -99,7 +99,7 @@ def token_stream(verifier, case: TokenCase, device: torch.device) -> Stream:
         (f"{case.name}: acceptance at position 1 (F1)", "num_accepted", SEES_ACCEPTANCE),
         law, vocab, case.optimum,
     )
-    return Stream(case.name, [law], 2, 4 * vocab + 8 * (k + 1), draw, evaluate)
+    return Stream(case.name, [law], 2, 4 * vocab + 8 * (k + 1), [vocab + 1, 3], draw, evaluate)
 
 
 # ------------------------------------------------------------------ a decoder driven by the verifier (ChainCase)
@@ -154,13 +154,13 @@ def chain_stream(verifier, case: ChainCase, device: torch.device) -> Stream:
         return "invalid" if code == cells else str(_digits(code, vocab, length))
 
     def evaluate(counts, alpha):
-        counts = counts[0] if counts else np.zeros(cells + 1, dtype=np.int64)
+        counts = counts[0]
         check = gof_check(f"{case.name}: first {length} tokens vs chain law (F35)", "chain", SEES_CHAIN, counts, law, alpha=alpha, labels=label)
         observed = {_digits(c, vocab, length): int(counts[c]) for c in np.flatnonzero(counts[:cells])}
         check.location = prefix_decomposition(observed, case.conditional).describe()
         return [check]
 
-    return Stream(case.name, [law], 1, (k + 1) * (2 * vocab + 4) * length, draw, evaluate)
+    return Stream(case.name, [law], 1, (k + 1) * (2 * vocab + 4) * length, [cells + 1], draw, evaluate)
 
 
 def _digits(code: int, vocab: int, length: int) -> tuple[int, ...]:
@@ -201,7 +201,7 @@ def multidraft_stream(verifier, case: MultiDraftCase, device: torch.device) -> S
         (f"{case.name}: acceptance vs optimum", "accepted_index (or an accepted draft that is not the emitted token)", SEES_MULTIDRAFT_ACCEPTANCE),
         law, vocab, case.optimum,
     )
-    return Stream(case.name, [law], 2, 4 * vocab + 4 * k, draw, evaluate)
+    return Stream(case.name, [law], 2, 4 * vocab + 4 * k, [vocab + 1, 3], draw, evaluate)
 
 
 # ------------------------------------------------------------------ decoders
@@ -228,7 +228,7 @@ def decoder_stream(decoder, prompts: list[list[int]], laws, length: int, vocab: 
     def evaluate(counts, alpha):
         checks = []
         for i, (prompt, law) in enumerate(zip(prompts, laws)):
-            c = counts[i] if counts else np.zeros(len(law.sequences) + 1, dtype=np.int64)
+            c = counts[i]
             label = lambda j, law=law: "outside the support" if j == len(law.sequences) else str(law.sequences[j])  # noqa: E731
             check = gof_check(
                 f"prompt {i} (len {len(prompt)}): first {length} tokens (F35)", "sequence", SEES_SEQUENCE, c, law.probs,
@@ -240,4 +240,5 @@ def decoder_stream(decoder, prompts: list[list[int]], laws, length: int, vocab: 
         return checks
 
     per_sample = CHUNK_ELEMENTS // max(1, 4096 // max(len(prompts), 1))  # chunks of about 4096 decoded rows
-    return Stream(f"decoder, {len(prompts)} prompt(s)", [law.probs for law in laws], len(prompts), per_sample, draw, evaluate)
+    shapes = [len(law.sequences) + 1 for law in laws]
+    return Stream(f"decoder, {len(prompts)} prompt(s)", [law.probs for law in laws], len(prompts), per_sample, shapes, draw, evaluate)

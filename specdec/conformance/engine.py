@@ -108,12 +108,14 @@ class Stream:
     vectors (tensors on any device, or arrays); ``evaluate(counts, alpha)`` turns the
     summed counts into ``num_checks`` checks planned at per-check level ``alpha``.
     ``laws`` are the laws of its goodness-of-fit checks (n is planned for the hardest).
+    Chunk c of a stream of n samples holds min(chunk, n - c * chunk) samples.
     """
 
     name: str
     laws: list[np.ndarray]
     num_checks: int
     elements_per_sample: int
+    shapes: list[int]  # the lengths of the count vectors draw returns
     draw: Callable[[int, ChunkKey], Sequence]
     evaluate: Callable[[list[np.ndarray], float], list[Check]]
 
@@ -220,6 +222,9 @@ def run(
     """Plan, sample, test and report (see the module docstring)."""
     started = time.perf_counter()
     seed = as_int("seed", seed, minimum=0, maximum=2**63 - 1)
+    rank, world = _process_group()
+    if rank:  # one voice per campaign
+        console = Console()
     m = sum(s.num_checks for s in streams) + len(extras)
     if budget is not None:
         entry = budget.allot(m, subject)
@@ -255,9 +260,9 @@ def run(
             console.say(f"   {s.name[:56]:56s} n={n:>11,}  cells={cells:>6}  TV@.99={tv:.4f}  ~{n / r:6.1f} s")
         console.say(f"   estimated sampling time {total:.1f} s (pilot: {sum(rates) / len(rates):,.0f} samples/s on average)")
 
-    totals: list[list[np.ndarray] | None] = [None] * len(streams)
+    totals = [[np.zeros(size, dtype=np.int64) for size in s.shapes] for s in streams]
     drawn = [0] * len(streams)
-    progress = console.progress(sum(sizes), subject)
+    progress = console.progress(sum(sizes) // world, subject)
     for i, stream in enumerate(streams):
         stream_deadline = None
         if deadline is not None:
@@ -265,21 +270,21 @@ def run(
             remaining_work = sum(sizes[j] / rates[j] for j in range(i, len(streams)))
             share = (sizes[i] / rates[i]) / remaining_work if remaining_work > 0 else 1.0
             stream_deadline = now + share * max(deadline - now, 0.0)
-        chunk_index = 0
-        while drawn[i] < sizes[i]:
-            size = min(chunks[i], sizes[i] - drawn[i])
+        for chunk_index in range(rank, -(-sizes[i] // chunks[i]), world):  # this rank's chunks
+            size = min(chunks[i], sizes[i] - chunk_index * chunks[i])
             counts = _to_host(stream.draw(size, ChunkKey(seed, i, chunk_index, device)))
-            totals[i] = counts if totals[i] is None else [a + b for a, b in zip(totals[i], counts)]
+            totals[i] = [a + b for a, b in zip(totals[i], counts)]
             drawn[i] += size
-            chunk_index += 1
             progress.update(size)
             if stream_deadline is not None and time.perf_counter() >= stream_deadline:
                 break
     progress.close()
+    if world > 1:  # one test over the summed counts of every rank, never a vote of per-rank tests
+        totals, drawn = _sum_over_ranks(totals, drawn, device)
 
     checks: list[Check] = []
     for stream, counts in zip(streams, totals):
-        checks.extend(stream.evaluate(counts if counts is not None else [], alpha_check))
+        checks.extend(stream.evaluate(counts, alpha_check))
     for extra in extras:
         checks.append(extra.run(alpha_check))
     for check, rejected in zip(checks, holm([c.pvalue for c in checks], alpha)):
@@ -302,6 +307,33 @@ def run(
         notes=list(notes),
         versions=library_versions(),
     )
+
+
+def _process_group() -> tuple[int, int]:
+    """(rank, world size) of an initialised torch.distributed group, else (0, 1)."""
+    import torch.distributed as dist
+
+    if dist.is_available() and dist.is_initialized():
+        return dist.get_rank(), dist.get_world_size()
+    return 0, 1
+
+
+def _sum_over_ranks(totals: list[list[np.ndarray]], drawn: list[int], device: torch.device):
+    """All-reduce (sum) every count vector and the sample counts across the process group."""
+    import torch.distributed as dist
+
+    on = torch.device("cuda", torch.cuda.current_device()) if dist.get_backend() == "nccl" else torch.device("cpu")
+    flat = np.concatenate([np.concatenate(t) for t in totals] + [np.asarray(drawn, dtype=np.int64)])
+    buffer = torch.from_numpy(flat).to(on)
+    dist.all_reduce(buffer, op=dist.ReduceOp.SUM)
+    flat = buffer.cpu().numpy()
+    out, at = [], 0
+    for counts in totals:
+        out.append([])
+        for c in counts:
+            out[-1].append(flat[at : at + c.size])
+            at += c.size
+    return out, [int(x) for x in flat[at:]]
 
 
 def outcome_counts(values: torch.Tensor, num_cells: int) -> torch.Tensor:

@@ -75,6 +75,28 @@ class GenerationResult:
         return metrics.mean_tokens_per_step([a + 1 for a in self._counts()[0]])
 
 
+def select_verifier(verifier, device: torch.device, fused: bool | None):
+    """The verifier a name or callable stands for; "token" on CUDA picks the fused kernel when asked or available."""
+    if fused is not None and not isinstance(fused, bool):
+        raise TypeError(f"fused must be None, True or False, got {fused!r}")
+    if not isinstance(verifier, str):
+        if not callable(verifier):
+            raise ValueError(f"verifier must be one of {sorted(VERIFIERS)} or a callable, got {verifier!r}")
+        return verifier
+    if verifier not in VERIFIERS:
+        raise ValueError(f"verifier must be one of {sorted(VERIFIERS)} or a callable, got {verifier!r}")
+    if verifier == "token" and fused is not False and device.type == "cuda":
+        from ..verify import fused as kernel
+
+        if kernel.available(device):
+            return kernel.verify_tokens_fused
+        if fused:
+            raise ValueError("fused=True needs triton on a CUDA device (it ships with CUDA builds of torch)")
+    elif fused:
+        raise ValueError(f"fused=True needs verifier='token' on a CUDA device, got verifier={verifier!r} on {device}")
+    return VERIFIERS[verifier]
+
+
 def check_prompts(prompts, vocab: int) -> list[list[int]]:
     """Prompts as lists of int ids in [0, V) (numpy and tensor ids accepted), one per batch row."""
     if isinstance(prompts, torch.Tensor):
@@ -141,15 +163,18 @@ def generate(
     seed: int | None = None,
     verifier: str | Callable = "token",
     prob_dtype: torch.dtype = torch.float32,
+    fused: bool | None = None,
 ) -> GenerationResult:
     """Speculative decoding of ``prompts`` (ragged list of token-id lists, or a (B, T) tensor).
 
     ``draft``: a :class:`DraftSource` (a transformers model is wrapped in
     :class:`ModelDraft`); may be None when ``num_draft_tokens`` is 0.
     ``verifier``: "token" (F2-F4), "block" (F16-F19), or any TokenVerifier; what it
-    returns is checked every step.  Randomness: ``generator`` on the target's device,
-    or ``seed``.  The output law of every row is that of sampling the target
-    autoregressively with ``sampling``'s warpers.
+    returns is checked every step.  ``fused``: with "token" on CUDA, use the fused Triton
+    kernel (:mod:`specdec.verify.fused`, the same tokens on the same uniforms) when Triton is
+    there (None, the default), always (True: an error without it) or never (False).
+    Randomness: ``generator`` on the target's device, or ``seed``.  The output law of every
+    row is that of sampling the target autoregressively with ``sampling``'s warpers.
     """
     check_causal_lm("target", target)
     device = model_device(target)
@@ -160,9 +185,7 @@ def generate(
         raise TypeError(f"sampling must be a SamplingConfig, got {type(sampling).__name__}")
     if prob_dtype not in (torch.float32, torch.float64):
         raise TypeError(f"prob_dtype must be torch.float32 or torch.float64, got {prob_dtype}")
-    verify = VERIFIERS.get(verifier) if isinstance(verifier, str) else verifier
-    if not callable(verify):
-        raise ValueError(f"verifier must be one of {sorted(VERIFIERS)} or a callable, got {verifier!r}")
+    verify = select_verifier(verifier, device, fused)
     if draft is not None and not isinstance(draft, DraftSource):
         draft = ModelDraft(draft)
     if draft is None and num_draft_tokens > 0:
@@ -258,6 +281,7 @@ class SpeculativeDecoder:
     eos_token_id: object = None
     verifier: str | Callable = "token"
     prob_dtype: torch.dtype = torch.float32
+    fused: bool | None = None
     last_result: GenerationResult | None = field(default=None, repr=False)
     _prompts: list[list[int]] = field(default_factory=list, repr=False)
 
@@ -280,6 +304,7 @@ class SpeculativeDecoder:
             seed=seed,
             verifier=self.verifier,
             prob_dtype=self.prob_dtype,
+            fused=self.fused,
         )
         return self.last_result.tokens
 
@@ -301,6 +326,8 @@ class SpeculativeDecoder:
     @property
     def acceptance_rule(self) -> str | None:
         verify = VERIFIERS.get(self.verifier) if isinstance(self.verifier, str) else self.verifier
+        if verify is None:
+            return None
         for known, rule in ACCEPTANCE_RULES:
             if verify is known:
                 return rule
