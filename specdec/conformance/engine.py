@@ -36,8 +36,10 @@ from .console import Console
 from .report import Report, library_versions
 from .seeds import chunk_generator, derive_seed
 
-CHUNK_SAMPLES = 65_536  # default samples per chunk (per verifier call)
+CHUNK_SAMPLES = 65_536  # default samples per chunk (per verifier call) on a CPU
 CHUNK_ELEMENTS = 2**25  # ... fewer for large vocabularies: about this many probability entries per chunk
+CUDA_CHUNK_SAMPLES = 2**22  # on a GPU: large chunks keep Python out of the way
+CUDA_MEMORY_SHARE = 1 / 64  # ... each chunk's working set at most this share of the card's total memory
 DEFAULT_MAX_N = 20_000_000
 PILOT_SECONDS = 0.03  # a pilot run long enough to time
 PILOT_STREAM = 1 << 20  # pilot chunks use stream ids far from the real ones
@@ -160,10 +162,16 @@ def _to_host(counts) -> list[np.ndarray]:
     return out
 
 
-def _chunk(stream: Stream, request: SampleRequest) -> int:
+def _chunk(stream: Stream, request: SampleRequest, device: torch.device) -> int:
+    """Samples per chunk: the caller's, else a function of the stream and the device *type* (on CUDA,
+    of the card's total memory, fixed per model) - never of timing, so (seed, chunk, n) reproduce."""
     if request.chunk_size is not None:
         return request.chunk_size
-    return max(1, min(CHUNK_SAMPLES, CHUNK_ELEMENTS // max(stream.elements_per_sample, 1)))
+    per_sample = max(stream.elements_per_sample, 1)
+    if device.type == "cuda":
+        memory = torch.cuda.get_device_properties(device).total_memory
+        return max(1, min(CUDA_CHUNK_SAMPLES, int(memory * CUDA_MEMORY_SHARE) // (8 * per_sample)))
+    return max(1, min(CHUNK_SAMPLES, CHUNK_ELEMENTS // per_sample))
 
 
 def _pilot(stream: Stream, index: int, seed: int, device: torch.device, chunk: int, cap_seconds: float) -> float:
@@ -233,7 +241,7 @@ def run(
         entry = None
         alpha = as_float("family_alpha", family_alpha, minimum=0.0, maximum=1.0, low_open=True, high_open=True)
     alpha_check = alpha / m
-    chunks = [_chunk(s, request) for s in streams]
+    chunks = [_chunk(s, request, device) for s in streams]
     if request.n is not None:
         sizes = [min(request.n, request.max_n)] * len(streams)
     elif request.tv is not None and request.time_budget is None:
@@ -244,17 +252,23 @@ def run(
     if request.time_budget is not None or console.plan_stream is not None:
         cap = (0.1 * request.time_budget if request.time_budget else 5.0) / max(len(streams), 1)
         rates = [_pilot(s, i, seed, device, chunks[i], cap) for i, s in enumerate(streams)]
-    deadline = None
+    deadline = shares = None
     if request.time_budget is not None:
+        # The pilot decides how the time is shared (every stream reaching about the same TV); each
+        # stream then samples until its share of the time is spent (or max_n), so the budget is
+        # spent even when the pilot, timed on small chunks, underestimates the throughput.
         left = request.time_budget * (1 - EVALUATION_SHARE) - (time.perf_counter() - started)
-        sizes = _allocate([s.laws for s in streams], rates, max(left, 0.0), request.max_n, alpha_check)
+        estimates = _allocate([s.laws for s in streams], rates, max(left, 0.0), request.max_n, alpha_check)
+        shares = [n / r for n, r in zip(estimates, rates)]
         chunks = [max(1, min(c, int(r * 0.02 * request.time_budget))) for c, r in zip(chunks, rates)]
         deadline = started + request.time_budget * (1 - EVALUATION_SHARE)
+        sizes = [request.max_n] * len(streams)
 
     console.say(f"-- {subject} ({level}) on {device}: {m} checks, Holm at family-wise alpha {alpha:.1e}; {request.describe()}")
     if rates is not None:
-        total = sum(n / r for n, r in zip(sizes, rates))
-        for s, n, r in zip(streams, sizes, rates):
+        planned = estimates if shares is not None else sizes
+        total = sum(n / r for n, r in zip(planned, rates))
+        for s, n, r in zip(streams, planned, rates):
             tv = max(detectable(law, n, alpha_check)[0] for law in s.laws)
             cells = max(int((law > 0).sum()) for law in s.laws)
             console.say(f"   {s.name[:56]:56s} n={n:>11,}  cells={cells:>6}  TV@.99={tv:.4f}  ~{n / r:6.1f} s")
@@ -262,14 +276,13 @@ def run(
 
     totals = [[np.zeros(size, dtype=np.int64) for size in s.shapes] for s in streams]
     drawn = [0] * len(streams)
-    progress = console.progress(sum(sizes) // world, subject)
+    progress = console.progress(sum(estimates if shares is not None else sizes) // world, subject)
     for i, stream in enumerate(streams):
         stream_deadline = None
         if deadline is not None:
             now = time.perf_counter()
-            remaining_work = sum(sizes[j] / rates[j] for j in range(i, len(streams)))
-            share = (sizes[i] / rates[i]) / remaining_work if remaining_work > 0 else 1.0
-            stream_deadline = now + share * max(deadline - now, 0.0)
+            remaining = sum(shares[i:])
+            stream_deadline = now + (shares[i] / remaining if remaining > 0 else 1.0) * max(deadline - now, 0.0)
         for chunk_index in range(rank, -(-sizes[i] // chunks[i]), world):  # this rank's chunks
             size = min(chunks[i], sizes[i] - chunk_index * chunks[i])
             counts = _to_host(stream.draw(size, ChunkKey(seed, i, chunk_index, device)))
