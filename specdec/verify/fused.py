@@ -33,7 +33,8 @@ from .. import _checks as c
 from ._chain import check_inputs
 from .result import VerifyResult
 
-BLOCK = 1024  # vocabulary entries per step of the two passes
+BLOCK = 8192  # vocabulary entries per step of the passes (fewer for small vocabularies; tuned on an H100)
+NUM_WARPS = 16  # per row: one program of 512 threads
 acceptance_rule = "token"
 
 
@@ -73,7 +74,6 @@ if tl is not None:  # the kernel exists only where Triton does
         row_p = target_ptr + b * s_tb + n.to(tl.int64) * s_tk
         row_q = draft_ptr + b * s_db + tl.maximum(tl.minimum(n, K - 1), 0).to(tl.int64) * s_dk
         total = tl.zeros((), dtype=tl.float64)
-        p_total = tl.zeros((), dtype=tl.float64)
         start = 0
         while start < V:
             offs = start + tl.arange(0, BLOCK)
@@ -84,18 +84,25 @@ if tl is not None:  # the kernel exists only where Triton does
             else:
                 q = tl.where((offs == x_n) & has_q, 1.0, 0.0).to(p.dtype)
             total += tl.sum(tl.maximum(p - q, 0.0).to(tl.float64), axis=0)
-            p_total += tl.sum(p.to(tl.float64), axis=0)
             start += BLOCK
-        empty = total <= TINY  # E2: sample from p_n instead, and flag the row
-        # (F4) pass two: the first id whose CDF exceeds the threshold (the last id of positive weight
-        # when rounding puts the threshold at the total: the reference clamps it below the total).
+        empty = total <= TINY  # E2: sample from p_n instead (rare), and flag the row
+        if empty:
+            total = tl.zeros((), dtype=tl.float64)
+            start = 0
+            while start < V:
+                offs = start + tl.arange(0, BLOCK)
+                total += tl.sum(tl.load(row_p + offs * s_tv, mask=offs < V, other=0.0).to(tl.float64), axis=0)
+                start += BLOCK
+        # (F4) pass two, stopped once the id is found: block sums locate the block whose CDF crosses
+        # the threshold, a float64 scan inside it the id; if rounding puts the threshold at the total,
+        # the last id of positive weight (the reference clamps the threshold below the total).
         use_q = has_q & (~empty)
-        threshold = tl.load(u_ptr + b * s_ub + K * s_uk) * tl.where(empty, p_total, total)
+        threshold = tl.load(u_ptr + b * s_ub + K * s_uk) * total
         running = tl.zeros((), dtype=tl.float64)
         found = tl.full((), V, dtype=tl.int32)
         last_w = tl.full((), -1, dtype=tl.int32)
         start = 0
-        while start < V:
+        while (start < V) & (found == V):
             offs = start + tl.arange(0, BLOCK)
             inside = offs < V
             p = tl.load(row_p + offs * s_tv, mask=inside, other=0.0)
@@ -104,10 +111,12 @@ if tl is not None:  # the kernel exists only where Triton does
             else:
                 q = tl.where((offs == x_n) & use_q, 1.0, 0.0).to(p.dtype)
             w = tl.maximum(p - q, 0.0).to(tl.float64)
-            cdf = tl.cumsum(w, axis=0) + running
-            found = tl.minimum(found, tl.min(tl.where(inside & (cdf > threshold), offs, V), axis=0))
+            mass = tl.sum(w, axis=0)
+            if running + mass > threshold:
+                cdf = tl.cumsum(w, axis=0) + running
+                found = tl.min(tl.where(inside & (cdf > threshold), offs, V), axis=0)
             last_w = tl.maximum(last_w, tl.max(tl.where(inside & (w > 0), offs, -1), axis=0))
-            running += tl.sum(w, axis=0)
+            running += mass
             start += BLOCK
         token = tl.where(found < V, found, last_w).to(tl.int64)
         # x_1..x_n, the token at position n, padding after.
@@ -117,8 +126,8 @@ if tl is not None:  # the kernel exists only where Triton does
             value = tl.where(j < n, x, tl.where(j == n, token, pad_id))
             tl.store(out_ptr + b * s_ob + j * s_ok, value.to(tl.int64))
             j += 1
-        tl.store(accepted_ptr + b, n.to(tl.int64))
-        tl.store(empty_ptr + b, empty.to(tl.int8))
+        tl.store(accepted_ptr + b * s_ob, n.to(tl.int64))
+        tl.store(empty_ptr + b * s_ob, empty.to(tl.int64))
 
 
 def interpreting() -> bool:
@@ -133,9 +142,8 @@ def fused_step(draft_tokens, draft_probs, target_probs, uniforms, pad_id) -> Ver
     batch, k = draft_tokens.shape
     vocab = target_probs.shape[-1]
     device = target_probs.device
-    tokens = torch.empty((batch, k + 1), dtype=torch.int64, device=device)
-    accepted = torch.empty(batch, dtype=torch.int64, device=device)
-    empty = torch.empty(batch, dtype=torch.int8, device=device)
+    out = torch.empty((batch, k + 3), dtype=torch.int64, device=device)  # tokens, then n, then the E2 flag
+    tokens, accepted, empty = out[:, : k + 1], out[:, k + 1], out[:, k + 2]
     if batch == 0:
         return VerifyResult(accepted, tokens, empty.bool())
     draft = draft_probs if draft_probs is not None else target_probs  # a valid pointer; unused without a draft
@@ -146,14 +154,16 @@ def fused_step(draft_tokens, draft_probs, target_probs, uniforms, pad_id) -> Ver
             f"the fused verifier runs CUDA tensors, or {device} tensors under Triton's interpreter "
             "(set TRITON_INTERPRET=1 before triton is imported); got tensors on {device}"
         )
+    block = min(BLOCK, max(128, 1 << (vocab - 1).bit_length()))
     _token_kernel[(batch,)](
         draft_tokens, draft, target_probs, uniforms, tokens, accepted, empty,
         k, vocab, pad_id,
         draft_tokens.stride(0), draft_tokens.stride(1),
         draft.stride(0), draft.stride(1), draft.stride(2),
         target_probs.stride(0), target_probs.stride(1), target_probs.stride(2),
-        uniforms.stride(0), uniforms.stride(1), tokens.stride(0), tokens.stride(1),
-        HAS_DRAFT=draft_probs is not None, TINY=torch.finfo(target_probs.dtype).tiny, BLOCK=BLOCK,
+        uniforms.stride(0), uniforms.stride(1), out.stride(0), out.stride(1),
+        HAS_DRAFT=draft_probs is not None, TINY=torch.finfo(target_probs.dtype).tiny, BLOCK=block,
+        num_warps=max(1, min(NUM_WARPS, block // 256)),
     )
     return VerifyResult(accepted, tokens, empty.bool())
 
