@@ -50,3 +50,11 @@ def test_statistics_agree_with_scipy_on_unpooled_bins():
         assert ours.statistic == pytest.approx(theirs.statistic) and ours.pvalue == pytest.approx(theirs.pvalue)
 
 
+
+
+def test_zero_samples_are_no_evidence_in_both_tests():
+    from specdec.stats import monte_carlo_gof
+
+    law = [0.2, 0.3, 0.5]
+    for result in (sd.goodness_of_fit([0, 0, 0], law), monte_carlo_gof([0, 0, 0], law, num_resamples=100, seed=0)):
+        assert (result.statistic, result.pvalue, result.df, result.n) == (0.0, 1.0, 0, 0), result

@@ -53,12 +53,15 @@ def _is_bool(value) -> bool:
 
 def as_int(name: str, value, *, minimum: int | None = None, maximum: int | None = None) -> int:
     """``value`` as a Python int (int, numpy integer, 0-d integer tensor); bools and floats are refused."""
-    if _is_bool(value):
+    if type(value) is int:  # the common case, without the generic path (bool is a subclass, not int itself)
+        result = value
+    elif _is_bool(value):
         raise TypeError(f"{name} must be an integer, got the bool {value!r}")
-    try:
-        result = operator.index(value)
-    except TypeError:
-        raise TypeError(f"{name} must be an integer, got {type(value).__name__} {value!r}") from None
+    else:
+        try:
+            result = operator.index(value)
+        except TypeError:
+            raise TypeError(f"{name} must be an integer, got {type(value).__name__} {value!r}") from None
     if minimum is not None and result < minimum:
         raise ValueError(f"{name} must be an integer >= {minimum}, got {result}")
     if maximum is not None and result > maximum:
@@ -163,7 +166,7 @@ def check_same_device(**tensors: torch.Tensor | None) -> None:
 def check_generator(generator, device: torch.device) -> None:
     if not isinstance(generator, torch.Generator):
         raise TypeError(f"generator must be a torch.Generator, got {type(generator).__name__}")
-    if torch.device(generator.device).type != torch.device(device).type:
+    if generator.device.type != torch.device(device).type:
         raise ValueError(f"generator is on {generator.device} but the tensors are on {device}")
 
 

@@ -36,7 +36,7 @@ from .console import Console
 from .report import Report, library_versions
 from .seeds import chunk_generator, derive_seed
 
-CHUNK_SAMPLES = 65_536  # default samples per chunk (per verifier call) on a CPU
+CHUNK_SAMPLES = 2**20  # default samples per chunk (per verifier call) on a CPU
 CHUNK_ELEMENTS = 2**25  # ... fewer for large vocabularies: about this many probability entries per chunk
 CUDA_CHUNK_SAMPLES = 2**22  # on a GPU: large chunks keep Python out of the way
 CUDA_MEMORY_SHARE = 1 / 64  # ... each chunk's working set at most this share of the card's total memory

@@ -105,6 +105,8 @@ def monte_carlo_gof(observed_counts, expected_probs, *, num_resamples: int, seed
     if outside:
         return GofResult(math.inf, 0.0, 0, n, f"monte-carlo {method}", outside)
     keep = probs > 0
+    if n == 0:  # no samples: nothing to test (as goodness_of_fit)
+        return GofResult(0.0, 1.0, 0, 0, f"monte-carlo {method}", 0)
     p = probs[keep] / probs[keep].sum()
     expected = n * p
 

@@ -33,7 +33,8 @@ def check_inputs(draft_tokens, draft_probs, target_probs, sum_tol, *, values: bo
                 "(B11: sample and verify in one precision)"
             )
     c.check_same_device(draft_tokens=draft_tokens, draft_probs=draft_probs, target_probs=target_probs)
-    sum_tol = c.as_sum_tol(sum_tol, target_probs.dtype)
+    if values or sum_tol is not None:  # an unused default costs nothing; a given value is still checked
+        sum_tol = c.as_sum_tol(sum_tol, target_probs.dtype)
     if values:
         checks = c.DeferredChecks()
         c.add_token_range_check(checks, "draft_tokens", draft_tokens, vocab)
@@ -103,8 +104,9 @@ def emit_block(draft_tokens, num_accepted, target_row, residual, uniform, pad_id
         residual_empty = residual_empty[num_accepted]
     else:
         last = inverse_cdf(rows, uniform)  # (B,)
-    positions = torch.arange(draft_tokens.shape[1] + 1, device=draft_tokens.device)  # (K+1,)
-    padded = torch.nn.functional.pad(draft_tokens, (0, 1), value=pad_id)  # (B, K+1)
-    tokens = torch.where(positions < num_accepted.unsqueeze(-1), padded, pad_id)
-    tokens = tokens.scatter(1, num_accepted.unsqueeze(-1), last.unsqueeze(-1))
+    batch, num_draft = draft_tokens.shape
+    positions = torch.arange(num_draft, device=draft_tokens.device)  # (K,)
+    tokens = torch.full((batch, num_draft + 1), pad_id, dtype=torch.int64, device=draft_tokens.device)
+    tokens[:, :num_draft] = torch.where(positions < num_accepted.unsqueeze(-1), draft_tokens, pad_id)  # x_1..x_n
+    tokens.scatter_(1, num_accepted.unsqueeze(-1), last.unsqueeze(-1))  # the drawn token at position n
     return VerifyResult(num_accepted=num_accepted, tokens=tokens, residual_empty=residual_empty)

@@ -49,7 +49,7 @@ if tl is not None:  # the kernel exists only where Triton does
     def _token_kernel(
         tokens_ptr, draft_ptr, target_ptr, u_ptr, out_ptr, accepted_ptr, empty_ptr,
         K, V, pad_id,
-        s_xb, s_xk, s_db, s_dk, s_dv, s_tb, s_tk, s_tv, s_ub, s_uk, s_ob, s_ok,
+        s_xb, s_xk, s_db, s_dk, s_dv, s_tb, s_tk, s_tv, s_ub, s_uk,
         HAS_DRAFT: tl.constexpr, TINY: tl.constexpr, BLOCK: tl.constexpr,
     ):
         b = tl.program_id(0).to(tl.int64)
@@ -124,10 +124,10 @@ if tl is not None:  # the kernel exists only where Triton does
         while j <= K:
             x = tl.load(tokens_ptr + b * s_xb + tl.minimum(j, tl.maximum(K - 1, 0)) * s_xk, mask=(j < K), other=0).to(tl.int64)
             value = tl.where(j < n, x, tl.where(j == n, token, pad_id))
-            tl.store(out_ptr + b * s_ob + j * s_ok, value.to(tl.int64))
+            tl.store(out_ptr + b * (K + 1) + j, value.to(tl.int64))
             j += 1
-        tl.store(accepted_ptr + b * s_ob, n.to(tl.int64))
-        tl.store(empty_ptr + b * s_ob, empty.to(tl.int64))
+        tl.store(accepted_ptr + b, n.to(tl.int64))
+        tl.store(empty_ptr + b, empty)
 
 
 def interpreting() -> bool:
@@ -142,10 +142,11 @@ def fused_step(draft_tokens, draft_probs, target_probs, uniforms, pad_id) -> Ver
     batch, k = draft_tokens.shape
     vocab = target_probs.shape[-1]
     device = target_probs.device
-    out = torch.empty((batch, k + 3), dtype=torch.int64, device=device)  # tokens, then n, then the E2 flag
-    tokens, accepted, empty = out[:, : k + 1], out[:, k + 1], out[:, k + 2]
+    tokens = torch.empty((batch, k + 1), dtype=torch.int64, device=device)  # three buffers: cheaper than views of one
+    accepted = torch.empty((batch,), dtype=torch.int64, device=device)
+    empty = torch.empty((batch,), dtype=torch.bool, device=device)
     if batch == 0:
-        return VerifyResult(accepted, tokens, empty.bool())
+        return VerifyResult(accepted, tokens, empty)
     draft = draft_probs if draft_probs is not None else target_probs  # a valid pointer; unused without a draft
     if tl is None:
         raise RuntimeError("the fused verifier needs triton (it ships with CUDA builds of torch; pip install triton on CPU)")
@@ -161,11 +162,11 @@ def fused_step(draft_tokens, draft_probs, target_probs, uniforms, pad_id) -> Ver
         draft_tokens.stride(0), draft_tokens.stride(1),
         draft.stride(0), draft.stride(1), draft.stride(2),
         target_probs.stride(0), target_probs.stride(1), target_probs.stride(2),
-        uniforms.stride(0), uniforms.stride(1), out.stride(0), out.stride(1),
+        uniforms.stride(0), uniforms.stride(1),
         HAS_DRAFT=draft_probs is not None, TINY=torch.finfo(target_probs.dtype).tiny, BLOCK=block,
         num_warps=max(1, min(NUM_WARPS, block // 256)),
     )
-    return VerifyResult(accepted, tokens, empty.bool())
+    return VerifyResult(accepted, tokens, empty)
 
 
 def verify_tokens_fused(draft_tokens, draft_probs, target_probs, generator, *, pad_id: int = -1, validate: bool = True, sum_tol=None) -> VerifyResult:
