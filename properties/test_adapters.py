@@ -8,8 +8,10 @@ import pytest
 import torch
 
 import specdec as sd
-from fixtures.fakes import fake_flashinfer_sampling
+from fixtures.fakes import fake_flashinfer_sampling, fake_sglang_tree_kernel, fake_vllm_rejection_sample
 from specdec.adapters import flashinfer as fi
+from specdec.adapters import sglang
+from specdec.adapters import vllm as vllm_adapter
 
 
 @pytest.fixture
@@ -47,3 +49,77 @@ def test_flashinfer_adapter_pads_converts_point_masses_and_refuses_k0(fake_flash
         fi.flashinfer_chain_speculative_sampling(tokens[:, :0], draft[:, :0], target[:, :1], torch.Generator())
     with pytest.raises(TypeError, match="generator must be a torch.Generator"):
         fi.flashinfer_chain_speculative_sampling(tokens, draft, target, 0)
+
+
+# ------------------------------------------------------------------ vLLM 0.9.0 rejection_sample
+
+
+def vllm(tokens, draft, target, generator, **kw):
+    return vllm_adapter.vllm_rejection_sample(tokens, draft, target, generator, rejection_sample=fake_vllm_rejection_sample, **kw)
+
+
+def test_vllm_plumbing_flattens_pads_and_owns_the_randomness():
+    tokens, draft, target = inputs(dtype=torch.float32)
+    torch.manual_seed(123)
+    before = torch.random.get_rng_state()
+    first = vllm(tokens, draft, target, torch.Generator().manual_seed(5))
+    assert torch.equal(torch.random.get_rng_state(), before), "the global RNG is the caller's: fork_rng around vLLM"
+    again = vllm(tokens, draft, target, torch.Generator().manual_seed(5))
+    assert torch.equal(first.tokens, again.tokens) and first.tokens.dtype == torch.int64 and first.tokens.shape == (6, 4)
+    k = first.num_accepted
+    kept = torch.arange(4).unsqueeze(0) <= k.unsqueeze(1)
+    assert bool(((first.tokens >= 0) == kept).all()), "accepted drafts, one more token, then -1"
+    assert bool((first.tokens[:, :3].eq(tokens) | ~(torch.arange(3) < k.unsqueeze(1))).all()), "the accepted prefix is the drafts"
+    padded = vllm(tokens, draft, target, torch.Generator().manual_seed(5), pad_id=-9)
+    assert torch.equal(padded.tokens, torch.where(first.tokens < 0, -9, first.tokens))
+
+
+def test_vllm_adapter_passes_the_bonus_from_row_k_and_handles_point_masses_and_k0():
+    tokens, _, target = inputs()
+    # p == q at every draft position: every draft accepted, the last token is the bonus drawn from row K
+    same = vllm(tokens, target[:, :3], target, torch.Generator().manual_seed(2))
+    assert bool((same.num_accepted == 3).all()) and torch.equal(same.tokens[:, :3], tokens)
+    g = torch.Generator().manual_seed(2)
+    assert torch.equal(same.tokens[:, 3], sd.sample_categorical(target[:, 3], g))
+    # a point-mass draft on a token the target never emits is always rejected
+    zero = target.clone()
+    zero.scatter_(2, torch.nn.functional.pad(tokens, (0, 1)).unsqueeze(-1), 0.0)
+    zero = zero / zero.sum(-1, keepdim=True)
+    rejected = vllm(tokens, None, zero, torch.Generator().manual_seed(4))
+    assert bool((rejected.num_accepted == 0).all()) and bool((rejected.tokens[:, 0] != tokens[:, 0]).all())
+    k0 = vllm(tokens[:, :0], None, target[:, :1], torch.Generator().manual_seed(1))
+    assert k0.tokens.shape == (6, 1) and bool((k0.num_accepted == 0).all())
+
+
+def test_vllm_fake_catches_an_adapter_that_leaves_requests_on_the_global_rng(monkeypatch):
+    tokens, draft, target = inputs()
+    monkeypatch.setattr(vllm_adapter, "sampling_metadata", lambda batch, generator, device: types.SimpleNamespace(
+        all_greedy=False, all_random=True, temperature=torch.ones(batch), generators={}))
+    with pytest.raises(AssertionError, match="global RNG"):
+        vllm(tokens, draft, target, torch.Generator().manual_seed(0))
+
+
+# ------------------------------------------------------------------ SGLang tree_speculative_sampling_target_only
+
+
+def test_sglang_chain_is_the_reference_on_the_same_uniforms():
+    tokens, _, target = inputs(batch=9, k=4, vocab=7, seed=3)
+    result = sglang.sglang_chain_target_only(tokens, None, target, torch.Generator().manual_seed(8), kernel=fake_sglang_tree_kernel)
+    g = torch.Generator().manual_seed(8)
+    coins = torch.rand((9, 5), dtype=torch.float32, generator=g)
+    final = torch.rand((9,), dtype=torch.float32, generator=g)
+    uniforms = torch.cat([coins[:, :4], final.unsqueeze(1)], 1).double()
+    reference = sd.verify_tokens_with_uniforms(tokens, None, target.float().double(), uniforms, validate=False)
+    assert torch.equal(result.tokens, reference.tokens) and torch.equal(result.num_accepted, reference.num_accepted)
+
+
+def test_sglang_adapters_refuse_a_draft_distribution_and_map_children():
+    tokens, draft, target = inputs()
+    with pytest.raises(ValueError, match="draft_probs must be None"):
+        sglang.sglang_chain_target_only(tokens, draft, target, torch.Generator(), kernel=fake_sglang_tree_kernel)
+    row = torch.tensor([[0.0, 0.5, 0.5, 0.0]], dtype=torch.float64).expand(50, 4)
+    children = torch.tensor([[1, 2]]).expand(50, 2)  # all the mass is on the children: one is always accepted
+    out = sglang.sglang_tree_target_only(children, None, row, torch.Generator().manual_seed(0), kernel=fake_sglang_tree_kernel)
+    assert bool((out.accepted_index >= 0).all()) and torch.equal(out.token, children.gather(1, out.accepted_index.unsqueeze(1)).squeeze(1))
+    none = sglang.sglang_tree_target_only(torch.tensor([[0, 3]]).expand(50, 2), None, row, torch.Generator().manual_seed(0), kernel=fake_sglang_tree_kernel)
+    assert bool((none.accepted_index == -1).all()) and bool(((none.token == 1) | (none.token == 2)).all())
