@@ -5,13 +5,31 @@ fixtures, when a test asks for them.
 
 * Markers: ``slow`` (large-n tests; this project's default run deselects them,
   ``pytest -m slow`` runs them) and ``gpu`` (skipped cleanly without CUDA).
+* Marker ``specdec``: added to every test that uses ``specdec_report`` or
+  ``specdec_budget`` (``-m "not specdec"`` deselects the statistical checks).
 * Options (group ``specdec``): ``--specdec-alpha`` (family-wise false-alarm rate of
-  the whole run) and ``--specdec-max-checks`` (the budget's capacity M: each check
-  gets alpha / M).
-* Fixture ``specdec_budget``: the session's :class:`specdec.conformance.ErrorBudget`.
-  Pass it as ``budget=`` to ``check_verifier`` / ``check_multidraft`` /
-  ``check_decoder`` / ``check_law``; every check it allots is listed at the end of
-  the run, with n, alpha, detectable TV, p-value and result.
+  the whole run), ``--specdec-max-checks`` (the budget's capacity M: each check
+  gets alpha / M), ``--specdec-seed``, ``--specdec-tv`` (the TV each check must
+  detect at power 0.99), ``--specdec-budget`` (seconds per report instead) and
+  ``--specdec-device``; the last four are what ``specdec_report`` uses.
+* Fixtures:
+
+  - ``specdec_budget``: the session's :class:`specdec.conformance.ErrorBudget`; pass it
+    as ``budget=`` to ``check_verifier`` / ``check_multidraft`` / ``check_decoder`` /
+    ``check_law``.  Every check it allots is listed at the end of the run, with n,
+    alpha, detectable TV, p-value and result.
+  - ``specdec_report``: a :class:`specdec.conformance.pytest_items.SpecdecRunner` with
+    the run's options and budget: ``specdec_report.verifier(fn)``,
+    ``.multidraft(fn)``, ``.decoder(dec, target, prompts)`` return the report and
+    fail the test on FAIL or INCONCLUSIVE with the report's table.
+  - ``specdec_cases`` / ``specdec_multidraft_cases``: parametrised over the versioned
+    catalogue (token and chain cases; multi-draft cases), one item per case.
+  - ``specdec_tiny_pair``: a seeded tiny Llama (target, draft) pair, V = 8;
+    ``specdec_target_law``: the target's exact next-token law (a TargetLaw).
+  - ``specdec_strategies``: the public Hypothesis strategies (``specdec.strategies``).
+
+  ``specdec.conformance.pytest_items.conformance_suite(subject, kind)`` expands the whole
+  campaign into parametrised items in a user's own test module.
 """
 
 from __future__ import annotations
@@ -35,14 +53,50 @@ def pytest_addoption(parser):
         default=1000,
         help="capacity of the run's error budget: each check gets alpha / max-checks. Default: %(default)r",
     )
+    group.addoption("--specdec-seed", type=int, default=0, help="campaign seed of specdec_report's checks. Default: %(default)r")
+    group.addoption(
+        "--specdec-tv",
+        type=float,
+        default=0.01,
+        help="TV deviation each of specdec_report's checks must detect with power 0.99. Default: %(default)r",
+    )
+    group.addoption(
+        "--specdec-budget",
+        type=float,
+        default=None,
+        help="seconds of sampling per specdec_report check, instead of planning n for --specdec-tv",
+    )
+    group.addoption("--specdec-device", default=None, help="device of specdec_report's checks (default: cuda when available)")
 
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "slow: large-n statistical tests and long benchmarks; run with `pytest -m slow`")
     config.addinivalue_line("markers", "gpu: needs CUDA; skipped when torch.cuda.is_available() is False")
+    config.addinivalue_line("markers", "specdec: a statistical check under the run's error budget (uses specdec_report or specdec_budget)")
+    for name in ("specdec_alpha", "specdec_tv"):
+        value = config.getoption(name)
+        if not 0 < value < 1:
+            raise pytest.UsageError(f"--{name.replace('_', '-')} must be in (0, 1), got {value}")
+    for name in ("specdec_max_checks", "specdec_budget"):
+        value = config.getoption(name)
+        if value is not None and not value > 0:
+            raise pytest.UsageError(f"--{name.replace('_', '-')} must be positive, got {value}")
+
+
+def pytest_generate_tests(metafunc):
+    """``specdec_cases`` and ``specdec_multidraft_cases``: one item per case of the catalogue."""
+    for fixture, kind in (("specdec_cases", "verifier"), ("specdec_multidraft_cases", "multidraft")):
+        if fixture in metafunc.fixturenames:
+            from specdec.conformance.pytest_items import suite_cases
+
+            cases = suite_cases(kind)
+            metafunc.parametrize(fixture, cases, ids=[c.name for c in cases])
 
 
 def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if {"specdec_report", "specdec_budget"} & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.specdec)
     if not any(item.get_closest_marker("gpu") for item in items):
         return
     import torch
@@ -63,6 +117,40 @@ def specdec_budget(pytestconfig):
     budget = ErrorBudget(pytestconfig.getoption("specdec_alpha"), pytestconfig.getoption("specdec_max_checks"))
     pytestconfig.stash[_BUDGET] = budget
     return budget
+
+
+@pytest.fixture
+def specdec_report(specdec_budget, pytestconfig):
+    """Runs checks under the run's options and error budget; a FAIL fails the test with the report."""
+    from specdec.conformance.pytest_items import SpecdecRunner
+
+    get = pytestconfig.getoption
+    return SpecdecRunner(specdec_budget, seed=get("specdec_seed"), tv=get("specdec_tv"),
+                         time_budget=get("specdec_budget"), device=get("specdec_device"))
+
+
+@pytest.fixture(scope="session")
+def specdec_tiny_pair():
+    """A seeded tiny Llama (target, draft) pair, V = 8 (real transformers code, exact laws by enumeration)."""
+    from specdec.decoding.models import TinyPairConfig, tiny_llama_pair
+
+    return tiny_llama_pair(1, TinyPairConfig(vocab_size=8))
+
+
+@pytest.fixture(scope="session")
+def specdec_target_law(specdec_tiny_pair):
+    """The tiny target's exact next-token law (a :class:`specdec.protocols.TargetLaw`, no warping)."""
+    from specdec.laws.target import as_target_law
+
+    return as_target_law(specdec_tiny_pair[0])
+
+
+@pytest.fixture(scope="session")
+def specdec_strategies():
+    """The public Hypothesis strategies: ``specdec.strategies``."""
+    import specdec.strategies
+
+    return specdec.strategies
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):

@@ -11,4 +11,4 @@ import torch
 if not torch.cuda.is_available():
     os.environ.setdefault("TRITON_INTERPRET", "1")
 
-pytest_plugins = ["fixtures.plugin"]
+pytest_plugins = ["fixtures.plugin", "pytester"]
