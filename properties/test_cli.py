@@ -5,6 +5,7 @@ import json
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -73,3 +74,58 @@ def test_help_is_fast():
     done = subprocess.run([sys.executable, "-m", "specdec", "--help"], capture_output=True, text=True)
     assert done.returncode == 0 and "check" in done.stdout and "compare" in done.stdout
     assert time.perf_counter() - started < 3
+
+
+def test_check_any_subject_passes_fails_and_locates(capsys):
+    assert main(["check", "fixtures.subjects:my_verifier", "--tv", "0.1", "--device", "cpu", "--json", ""]) == 2  # empty --json refused
+    assert main(["check", "fixtures.subjects:bonus_row_bug", "--tv", "0.1", "--device", "cpu", "--json", "/dev/null"]) == 1
+    out = capsys.readouterr().out
+    assert "FAIL: chain V=4 K=2 L=3: first 3 tokens vs chain law (F35)" in out and "where: position 2" in out
+    assert "1 subject: 0 PASS, 0 INCONCLUSIVE, 1 FAIL" in out
+
+
+def test_check_a_decoder_subject_against_a_target_factory(capsys):
+    argv = ["check", "fixtures.subjects:my_decoder", "--kind", "decoder", "--target", "fixtures.subjects:tiny_target",
+            "--prompts", "1,2,3;4,5", "--length", "1", "--tv", "0.1", "--json", "/dev/null"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "prompt 1 (len 2): first 1 tokens (F35)" in out and "1 subject: 1 PASS" in out
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["nope.mod:x"], "SUBJECT 'nope.mod:x': cannot import 'nope.mod': ModuleNotFoundError: No module named 'nope'"),
+        (["fixtures.subjects:nothing"], "SUBJECT 'fixtures.subjects:nothing': 'fixtures.subjects' has no attribute 'nothing'"),
+        (["fixtures.subjects"], "SUBJECT must look like package.module:attribute"),
+        (["fixtures.subjects:tiny_target"], "fixtures.subjects:tiny_target is not a TokenVerifier (specdec.protocols.TokenVerifier"),
+        (["fixtures.subjects:_DEFAULT", "--kind", "multidraft"], "has no attribute"),
+        (["fixtures.subjects:my_verifier", "--kind", "decoder", "--target", "fixtures.subjects:tiny_target", "--prompts", "1"],
+         "is not a Decoder (specdec.protocols.Decoder, called as (prompts, max_new_tokens, seed))"),
+        (["fixtures.subjects:my_decoder", "--kind", "decoder"], "--kind decoder needs --target"),
+        (["fixtures.subjects:my_decoder", "--kind", "decoder", "--target", "a:b"], "--kind decoder needs --prompts"),
+        (["fixtures.subjects:my_decoder", "--kind", "decoder", "--target", "a:b", "--prompts", "1,x"], "--prompts must be"),
+        (["fixtures.subjects:my_verifier", "--prompts", "1"], "--target and --prompts are for --kind decoder"),
+        (["fixtures.subjects:my_verifier", "--only", "verifiers"], "--only picks among the embedded defaults"),
+        (["--kind", "decoder"], "--kind, --target and --prompts need a SUBJECT"),
+    ],
+)
+def test_a_bad_subject_is_one_line_naming_the_protocol(capsys, argv, message):
+    assert main(["check", *argv, "--json", "/dev/null"]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1, err
+
+
+def test_the_console_script_checks_a_module_of_the_working_directory(tmp_path):
+    script = Path(sys.executable).parent / "specdec"
+    if not script.exists():
+        pytest.skip("specdec is not installed as a console script in this environment")
+    (tmp_path / "theirs.py").write_text(
+        "import specdec as sd\n"
+        "def verifier(draft_tokens, draft_probs, target_probs, generator):\n"
+        "    return sd.verify_tokens(draft_tokens, draft_probs, target_probs, generator)\n"
+    )
+    done = subprocess.run([str(script), "check", "theirs:verifier", "--tv", "0.2", "--device", "cpu", "--json", "r.json"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr + done.stdout
+    assert json.loads((tmp_path / "r.json").read_text())["verdict"] == "PASS"

@@ -10,6 +10,10 @@ block and multi-draft verifiers and our decoding loop, and transformers'
 pairs; transformers' subjects get a time budget, ``--hf-budget``).  It prints the plan
 and one report per subject, writes one JSON object, and exits 1 when a check fails.
 
+``specdec check package.module:attr --kind verifier|multidraft|decoder`` checks any importable
+subject instead (the working directory is on the import path); a subject that cannot be imported
+or does not satisfy its Protocol is a one-line error naming the Protocol (exit 2).
+
 ``specdec compare`` prints, for one (target, draft) pair, the acceptance of every
 verification scheme next to its proven optimum (:mod:`specdec.laws.schemes`).
 """
@@ -140,6 +144,78 @@ def _compare_command(args) -> int:
 # ------------------------------------------------------------------ specdec check
 
 
+# ------------------------------------------------------------------ specdec check SUBJECT
+
+PROTOCOLS = {
+    "verifier": ("TokenVerifier", ("draft_tokens", "draft_probs", "target_probs", "generator")),
+    "multidraft": ("MultiDraftVerifier", ("draft_tokens", "draft_probs", "target_probs", "generator")),
+    "decoder": ("Decoder", ("prompts", "max_new_tokens", "seed")),
+}
+
+
+def resolve(name: str, spec: str):
+    """The object ``package.module:attr`` (attr may be dotted) names; a UsageError says why not."""
+    import importlib
+
+    module_name, colon, attr = spec.partition(":")
+    if not colon or not module_name or not attr:
+        raise UsageError(f"{name} must look like package.module:attribute, got {spec!r}")
+    if os.getcwd() not in sys.path and "" not in sys.path:
+        sys.path.insert(0, os.getcwd())  # like python -m: the working directory's modules are importable
+    try:
+        obj = importlib.import_module(module_name)
+    except Exception as error:  # noqa: BLE001 - any import failure is the user's to read, in one line
+        raise UsageError(f"{name} {spec!r}: cannot import {module_name!r}: {type(error).__name__}: {error}") from None
+    for part in attr.split("."):
+        if not hasattr(obj, part):
+            raise UsageError(f"{name} {spec!r}: {module_name!r} has no attribute {attr!r}")
+        obj = getattr(obj, part)
+    return obj
+
+
+def conforming(spec: str, subject, kind: str):
+    """``subject`` if it can be called as ``kind``'s Protocol, else a UsageError that names the Protocol."""
+    import inspect
+
+    protocol, params = PROTOCOLS[kind]
+    prefix = f"{spec} is not a {protocol} (specdec.protocols.{protocol}, called as ({', '.join(params)}))"
+    if not callable(subject):
+        raise UsageError(f"{prefix}: it is a {type(subject).__name__}, not callable")
+    try:
+        inspect.signature(subject).bind(*params)
+    except TypeError as error:
+        raise UsageError(f"{prefix}: {error}") from None
+    except ValueError:  # builtins without a signature: let the engine's contract checks speak
+        pass
+    return subject
+
+
+def _prompts(text: str | None) -> list[list[int]]:
+    if not text:
+        raise UsageError("--kind decoder needs --prompts, token ids such as '1,2,3;4,5' (';' between prompts)")
+    try:
+        prompts = [[int(x) for x in part.split(",")] for part in text.split(";")]
+    except ValueError:
+        raise UsageError(f"--prompts must be ';'-separated lists of comma-separated token ids, got {text!r}") from None
+    return prompts
+
+
+def _subject_report(args, console):
+    """The report of the one subject ``args.subject`` names, at its level."""
+    from .conformance import check_decoder, check_multidraft, check_verifier
+
+    subject = conforming(args.subject, resolve("SUBJECT", args.subject), args.kind)
+    planned = dict(tv=args.tv, time_budget=args.budget, seed=args.seed, console=console, name=args.subject)
+    if args.kind == "verifier":
+        return check_verifier(subject, device=args.device, **planned)
+    if args.kind == "multidraft":
+        return check_multidraft(subject, device=args.device, **planned)
+    target = resolve("--target", args.target)
+    if callable(target) and not hasattr(target, "next_token_probs") and not hasattr(target, "forward"):
+        target = target()  # a factory of the target
+    return check_decoder(subject, target, args.prompts, length=args.length, **planned)
+
+
 def _default_subjects(args):
     """(name, callable returning a Report) for the embedded defaults, in order."""
     from .conformance import check_decoder, check_multidraft, check_verifier
@@ -213,13 +289,33 @@ def _check_command(args) -> int:
         raise UsageError(f"--seed must be >= 0, got {args.seed}")
     _writable("--json", args.json)
     args.device = _device(args.device)
+    if args.subject is None:
+        if args.kind is not None or args.target is not None or args.prompts is not None:
+            raise UsageError("--kind, --target and --prompts need a SUBJECT (package.module:attr)")
+        runs = [run for _, run in _default_subjects(args)]
+    else:
+        if args.only is not None:
+            raise UsageError("--only picks among the embedded defaults; with a SUBJECT use --kind")
+        args.kind = args.kind or "verifier"
+        if args.kind == "decoder":
+            if args.target is None:
+                raise UsageError("--kind decoder needs --target package.module:attr (a TargetLaw, a transformers model, or a function returning one)")
+            args.prompts = _prompts(args.prompts)
+            if args.length < 1:
+                raise UsageError(f"--length must be >= 1, got {args.length}")
+        elif args.target is not None or args.prompts is not None:
+            raise UsageError("--target and --prompts are for --kind decoder")
+        from .conformance.console import Console
+
+        console = Console.for_cli()
+        runs = [lambda: _subject_report(args, console)]
     rank = _process_group()
     import json
 
     from .conformance.report import library_versions
 
     reports = []
-    for _, run in _default_subjects(args):
+    for run in runs:
         report = run()
         reports.append(report)
         if rank == 0:
@@ -234,7 +330,7 @@ def _check_command(args) -> int:
             json.dump({"verdict": overall, "versions": library_versions(), "subjects": [r.to_dict() for r in reports]}, handle, indent=2)
     counts = {v: verdicts.count(v) for v in ("PASS", "INCONCLUSIVE", "FAIL")}
     print(
-        f"{len(reports)} subjects: {counts['PASS']} PASS, {counts['INCONCLUSIVE']} INCONCLUSIVE, {counts['FAIL']} FAIL"
+        f"{len(reports)} subject{'' if len(reports) == 1 else 's'}: {counts['PASS']} PASS, {counts['INCONCLUSIVE']} INCONCLUSIVE, {counts['FAIL']} FAIL"
         + (f"; JSON written to {args.json}" if args.json else "")
     )
     return 1 if overall == "FAIL" else 0
@@ -246,7 +342,13 @@ def _check_command(args) -> int:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="specdec", description="speculative decoding: reference, conformance, benchmarks")
     sub = parser.add_subparsers(dest="command", required=True)
-    check = sub.add_parser("check", help="conformance reports on the embedded defaults (the main job)")
+    check = sub.add_parser("check", help="conformance reports on the embedded defaults (the main job), or on any SUBJECT")
+    check.add_argument("subject", nargs="?", metavar="SUBJECT",
+                       help="package.module:attr of a verifier, multi-draft verifier or decoder to check instead of the defaults")
+    check.add_argument("--kind", choices=list(PROTOCOLS), help="the SUBJECT's Protocol (default: verifier)")
+    check.add_argument("--target", metavar="MODULE:ATTR", help="--kind decoder: the target law (TargetLaw, transformers model, or a function returning one)")
+    check.add_argument("--prompts", help="--kind decoder: prompts as token ids, e.g. '1,2,3;4,5'")
+    check.add_argument("--length", type=int, default=2, help="--kind decoder: tokens tested after each prompt; cells grow as V^length (default 2)")
     check.add_argument("--tv", type=float, default=0.01, help="TV deviation each check must detect with power 0.99 (default 0.01)")
     check.add_argument("--budget", type=float, help="seconds of sampling per subject, instead of planning n for --tv")
     check.add_argument("--hf-budget", type=float, default=60.0, help="seconds of sampling per transformers subject (default 60)")
