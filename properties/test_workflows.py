@@ -1,0 +1,58 @@
+"""The GitHub Actions workflows users copy (actionlint does not install here, so the YAML is checked):
+the CPU job runs the README's test command, the GPU job the gpu tests, the GPU benchmarks and the
+benchmark history comparison, with commands that exist in the project's environment."""
+
+import shlex
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def workflow(name: str) -> dict:
+    data = yaml.safe_load((ROOT / ".github" / "workflows" / name).read_text())
+    data["on"] = data.get("on", data.pop(True, None))  # YAML 1.1 reads the key `on` as True
+    assert data["on"], f"{name} has no trigger"
+    return data
+
+
+def commands(job: dict) -> list[str]:
+    return [step["run"] for step in job["steps"] if "run" in step]
+
+
+def test_cpu_job_runs_the_readme_test_command_on_python_311():
+    job = workflow("ci.yml")["jobs"]["cpu"]
+    assert job["runs-on"] == "ubuntu-latest"
+    setup = [s for s in job["steps"] if s.get("uses", "").startswith("actions/setup-python@")]
+    assert setup and setup[0]["with"]["python-version"] == "3.11"
+    assert commands(job) == ["make test"]
+    readme = (ROOT / "README.md").read_text()
+    assert "make test     # the whole test suite" in readme and (ROOT / ".ci" / "run").read_text().strip().endswith("make test")
+
+
+def test_gpu_job_runs_gpu_tests_benchmarks_and_history_on_a_self_hosted_gpu_runner():
+    job = workflow("gpu.yml")["jobs"]["gpu"]
+    assert set(job["runs-on"]) == {"self-hosted", "gpu"}
+    runs = commands(job)
+    assert runs[0] == "make install TORCH_SPEC= TRITON_SPEC="  # the runner brings its own CUDA torch
+    assert any("-m gpu" in r for r in runs)
+    bench = [r for r in runs if "perf/test_gpu_verifiers.py" in r]
+    assert bench and "--benchmark-autosave" in bench[0] and (ROOT / "perf" / "test_gpu_verifiers.py").exists()
+    assert any(shlex.split(r)[:2] == [".venv/bin/pytest-benchmark", "compare"] for r in runs)
+    checkout = job["steps"][0]
+    assert checkout["uses"].startswith("actions/checkout@") and checkout["with"]["clean"] is False  # history kept
+
+
+@pytest.mark.parametrize("name", ["ci.yml", "gpu.yml"])
+def test_every_tool_a_workflow_calls_exists_in_the_environment(name):
+    bindir = Path(sys.executable).parent
+    for job in workflow(name)["jobs"].values():
+        for run in commands(job):
+            tool = shlex.split(run)[0]
+            if tool.startswith(".venv/bin/"):
+                assert (bindir / Path(tool).name).exists(), f"{name}: {tool} is not installed by make install"
+            else:
+                assert tool == "make", f"{name}: unexpected command {run!r}"
