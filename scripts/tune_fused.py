@@ -4,27 +4,19 @@
 """
 
 import itertools
-import statistics
 
 import torch
 
+from perf.test_gpu_verifiers import K, SHAPES
+from perf.test_gpu_verifiers import _time as median_seconds
 from specdec.verify import fused
 
-K = 8
-SHAPES = [(b, v) for v in (32000, 128256) for b in (1, 16, 64, 256)]
 VARIANTS = [(1024, 4), (2048, 8), (4096, 8), (4096, 16), (8192, 16), (8192, 32)]
 
 
 def timed(call, repeats=30):
-    times = []
-    for _ in range(repeats):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        call()
-        end.record()
-        torch.cuda.synchronize()
-        times.append(start.elapsed_time(end) * 1e3)
-    return statistics.median(times)
+    """Median microseconds of ``call`` (the GPU benchmark's CUDA-event timer)."""
+    return 1e6 * median_seconds(call, repeats)
 
 
 def main():

@@ -19,19 +19,11 @@ from __future__ import annotations
 
 import torch
 
-from .._checks import as_pad_id
-from ..verify import VerifyResult, validate_token_inputs
+from ..verify import VerifyResult
+from ._common import check_adapter_inputs, import_peer, repad
 
 TESTED_FLASHINFER = "0.5.3"
 acceptance_rule = "token"
-
-
-def _sampling_module():
-    try:
-        from flashinfer import sampling
-    except ImportError as error:  # pragma: no cover - exercised only where flashinfer is absent
-        raise ImportError(f"the FlashInfer adapter needs flashinfer-python ({TESTED_FLASHINFER}): {error}") from None
-    return sampling
 
 
 def flashinfer_chain_speculative_sampling(
@@ -44,10 +36,7 @@ def flashinfer_chain_speculative_sampling(
     validate: bool = True,
 ) -> VerifyResult:
     """FlashInfer's ``chain_speculative_sampling`` with :func:`specdec.verify_tokens`' signature and result."""
-    validate_token_inputs(draft_tokens, draft_probs, target_probs, values=validate)
-    pad_id = as_pad_id(pad_id)
-    if not isinstance(generator, torch.Generator):
-        raise TypeError(f"generator must be a torch.Generator, got {type(generator).__name__}")
+    pad_id = check_adapter_inputs(draft_tokens, draft_probs, target_probs, generator, pad_id, validate)
     batch, k = draft_tokens.shape
     vocab = target_probs.shape[-1]
     if k == 0:
@@ -57,7 +46,7 @@ def flashinfer_chain_speculative_sampling(
     device = target_probs.device
     accepted = torch.zeros(batch, dtype=torch.int32, device=device)
     emitted = torch.zeros(batch, dtype=torch.int32, device=device)
-    out = _sampling_module().chain_speculative_sampling(
+    out = import_peer("flashinfer", "sampling", f"flashinfer-python {TESTED_FLASHINFER}").chain_speculative_sampling(
         draft_probs.to(torch.float32).contiguous(),
         draft_tokens.to(torch.int32).contiguous(),
         target_probs.to(torch.float32).contiguous(),
@@ -69,10 +58,7 @@ def flashinfer_chain_speculative_sampling(
     tokens = out[0] if isinstance(out, tuple) else out  # 0.5.3 returns (tokens, accepted, emitted)
     if isinstance(out, tuple) and len(out) == 3:
         emitted = out[2]
-    tokens = tokens.to(torch.int64)
-    if pad_id != -1:
-        tokens = torch.where(tokens < 0, pad_id, tokens)
-    return VerifyResult(num_accepted=emitted.to(torch.int64), tokens=tokens)
+    return VerifyResult(num_accepted=emitted.to(torch.int64), tokens=repad(tokens, pad_id))
 
 
 flashinfer_chain_speculative_sampling.acceptance_rule = acceptance_rule

@@ -30,19 +30,16 @@ from __future__ import annotations
 
 import torch
 
-from .._checks import as_pad_id, check_generator
-from ..verify import MultiDraftResult, VerifyResult, validate_token_inputs
+from .._checks import check_generator
+from ..verify import MultiDraftResult, VerifyResult
+from ._common import check_adapter_inputs, import_peer
 
 TESTED_SGL_KERNEL = "0.3.x"
 acceptance_rule = "token"
 
 
 def _kernel():
-    try:
-        from sgl_kernel import tree_speculative_sampling_target_only
-    except ImportError as error:  # pragma: no cover - exercised only where sgl_kernel is absent
-        raise ImportError(f"the SGLang adapter needs sgl-kernel ({TESTED_SGL_KERNEL}): {error}") from None
-    return tree_speculative_sampling_target_only
+    return import_peer("sgl_kernel", "tree_speculative_sampling_target_only", f"sgl-kernel {TESTED_SGL_KERNEL}")
 
 
 def _refuse_draft_probs(draft_probs) -> None:
@@ -87,11 +84,9 @@ def sglang_chain_target_only(
 
     ``kernel``: the function to call (default: sgl-kernel's; a fake with its signature in tests).
     """
-    validate_token_inputs(draft_tokens, draft_probs, target_probs, values=validate)
+    pad_id = check_adapter_inputs(draft_tokens, draft_probs, target_probs, generator, pad_id, validate)
     _refuse_draft_probs(draft_probs)
-    pad_id = as_pad_id(pad_id)
     device = target_probs.device
-    check_generator(generator, device)
     batch, num_draft = draft_tokens.shape
     nodes = num_draft + 1
     candidates = torch.cat([torch.zeros(batch, 1, dtype=torch.int64, device=device), draft_tokens.long()], 1)

@@ -31,9 +31,9 @@ import types
 
 import torch
 
-from .._checks import as_pad_id, check_generator
 from ..sampling import sample_categorical
-from ..verify import VerifyResult, validate_token_inputs
+from ..verify import VerifyResult
+from ._common import check_adapter_inputs, import_peer, repad
 
 TESTED_VLLM = "0.9.0"
 PLACEHOLDER_TOKEN_ID = -1
@@ -41,11 +41,7 @@ acceptance_rule = "token"
 
 
 def _rejection_sample():
-    try:
-        from vllm.v1.sample.rejection_sampler import rejection_sample
-    except ImportError as error:  # pragma: no cover - exercised only where vllm is absent
-        raise ImportError(f"the vLLM adapter needs vllm ({TESTED_VLLM}): {error}") from None
-    return rejection_sample
+    return import_peer("vllm.v1.sample.rejection_sampler", "rejection_sample", f"vllm {TESTED_VLLM}")
 
 
 def sampling_metadata(batch: int, generator: torch.Generator, device) -> types.SimpleNamespace:
@@ -76,10 +72,8 @@ def vllm_rejection_sample(
     ``rejection_sample``: the function to call (default: vLLM's own; a fake with its signature in
     tests).  Every row has the same K here; vLLM's ragged form is built from it.
     """
-    validate_token_inputs(draft_tokens, draft_probs, target_probs, values=validate)
-    pad_id = as_pad_id(pad_id)
+    pad_id = check_adapter_inputs(draft_tokens, draft_probs, target_probs, generator, pad_id, validate)
     device = target_probs.device
-    check_generator(generator, device)
     batch, num_draft = draft_tokens.shape
     vocab = target_probs.shape[-1]
     kernel = rejection_sample or _rejection_sample()
@@ -99,11 +93,8 @@ def vllm_rejection_sample(
             bonus.to(torch.int32).reshape(batch, 1).contiguous(),
             sampling_metadata(batch, generator, device),
         )
-    tokens = out.to(torch.int64)
-    num_accepted = (tokens != PLACEHOLDER_TOKEN_ID).sum(1) - 1
-    if pad_id != PLACEHOLDER_TOKEN_ID:
-        tokens = torch.where(tokens == PLACEHOLDER_TOKEN_ID, pad_id, tokens)
-    return VerifyResult(num_accepted=num_accepted, tokens=tokens)
+    num_accepted = (out != PLACEHOLDER_TOKEN_ID).sum(1).to(torch.int64) - 1
+    return VerifyResult(num_accepted=num_accepted, tokens=repad(out, pad_id, PLACEHOLDER_TOKEN_ID))
 
 
 vllm_rejection_sample.acceptance_rule = acceptance_rule
