@@ -1,25 +1,16 @@
 """Adapters for peers' verifiers: their plumbing against fakes with the exact signatures (CI), and
 the real packages when they are importable (their tests are marked gpu where they need CUDA)."""
 
-import sys
 import types
 
 import pytest
 import torch
 
 import specdec as sd
-from fixtures.fakes import fake_flashinfer_sampling, fake_sglang_tree_kernel, fake_vllm_rejection_sample
+from fixtures.fakes import fake_sglang_tree_kernel, fake_vllm_rejection_sample
 from specdec.adapters import flashinfer as fi
 from specdec.adapters import sglang
 from specdec.adapters import vllm as vllm_adapter
-
-
-@pytest.fixture
-def fake_flashinfer(monkeypatch):
-    package = types.ModuleType("flashinfer")
-    package.sampling = fake_flashinfer_sampling()
-    monkeypatch.setitem(sys.modules, "flashinfer", package)
-    monkeypatch.setitem(sys.modules, "flashinfer.sampling", package.sampling)
 
 
 def inputs(batch=6, k=3, vocab=11, seed=0, dtype=torch.float64):

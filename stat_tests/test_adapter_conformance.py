@@ -1,24 +1,14 @@
 """Peers' verifiers through the engine: the adapters over fakes with the exact signatures (CI), and
 the real kernels on a GPU when their packages are importable (marked gpu)."""
 
-import sys
-import types
 
 import pytest
 
-from fixtures.fakes import fake_flashinfer_sampling, fake_sglang_tree_kernel, fake_vllm_rejection_sample
+from fixtures.fakes import fake_sglang_tree_kernel, fake_vllm_rejection_sample
 from specdec.adapters import flashinfer as fi
 from specdec.adapters import sglang
 from specdec.adapters import vllm as vllm_adapter
 from specdec.conformance import catalogue, check_multidraft, check_verifier
-
-
-@pytest.fixture
-def fake_flashinfer(monkeypatch):
-    package = types.ModuleType("flashinfer")
-    package.sampling = fake_flashinfer_sampling()
-    monkeypatch.setitem(sys.modules, "flashinfer", package)
-    monkeypatch.setitem(sys.modules, "flashinfer.sampling", package.sampling)
 
 
 def test_flashinfer_adapter_passes_the_engine_through_the_fake(fake_flashinfer, specdec_budget):
