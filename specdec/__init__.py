@@ -44,6 +44,8 @@ _EXPORTS = {
     "expected_tokens_positional": "specdec.laws",
     "speedup": "specdec.laws",
     "optimal_draft_length": "specdec.laws",
+    "predicted_speedup": "specdec.laws",
+    "speedup_with_costs": "specdec.laws",
     "acceptance_rate": "specdec.metrics",
     "draft_utilisation": "specdec.metrics",
     "mean_tokens_per_step": "specdec.metrics",

@@ -131,6 +131,24 @@ class DraftSource(Protocol):
 
 
 @runtime_checkable
+class DraftLengthPolicy(Protocol):
+    """Chooses K, the number of tokens to draft, before every step of the decoding loop.
+
+    ``reset()`` at the start of a generation; ``choose()`` returns K >= 0 for the next
+    step (0: an autoregressive step); ``observe(K, num_accepted)`` reports what the
+    verifier accepted in each running row.  The loop may draft fewer than ``choose()``
+    near ``max_new_tokens``; it reports the K it used.  Whatever K is chosen, the
+    output law is the target's: the policy changes speed, never the distribution.
+    """
+
+    def reset(self) -> None: ...
+
+    def choose(self) -> int: ...
+
+    def observe(self, num_draft_tokens: int, num_accepted: Sequence[int]) -> None: ...
+
+
+@runtime_checkable
 class StepRecorder(Protocol):
     """A decoder whose last call can be replayed step by step (for F28).
 

@@ -29,10 +29,11 @@ from .. import metrics
 from .._checks import as_int
 from .._hf import check_causal_lm, check_logits, model_device, model_vocab_size
 from ..laws.sequence import eos_ids
-from ..protocols import DraftSource, TargetLaw
+from ..protocols import DraftLengthPolicy, DraftSource, TargetLaw
 from ..verify import verify_block, verify_tokens
 from ..verify.result import read_verification
 from ..warpers import SamplingConfig, warped_probs
+from .draft_length import FixedDraftLength
 from .drafts import ModelDraft
 from .kvcache import RaggedCache
 
@@ -156,7 +157,7 @@ def generate(
     prompts,
     *,
     max_new_tokens: int,
-    num_draft_tokens: int,
+    num_draft_tokens: int | DraftLengthPolicy,
     sampling: SamplingConfig = SamplingConfig(),
     eos_token_id=None,
     generator: torch.Generator | None = None,
@@ -164,6 +165,7 @@ def generate(
     verifier: str | Callable = "token",
     prob_dtype: torch.dtype = torch.float32,
     fused: bool | None = None,
+    on_step: Callable[[StepRecord], None] | None = None,
 ) -> GenerationResult:
     """Speculative decoding of ``prompts`` (ragged list of token-id lists, or a (B, T) tensor).
 
@@ -173,6 +175,10 @@ def generate(
     returns is checked every step.  ``fused``: with "token" on CUDA, use the fused Triton
     kernel (:mod:`specdec.verify.fused`, the same tokens on the same uniforms) when Triton is
     there (None, the default), always (True: an error without it) or never (False).
+    ``num_draft_tokens``: K, or a :class:`DraftLengthPolicy` choosing K before every step
+    (e.g. :class:`AdaptiveDraftLength`).  ``on_step``: called with each step's
+    :class:`StepRecord` once its tokens are in the output (a streaming or timing hook; on CUDA
+    the hook must synchronise itself if it reads a clock).
     Randomness: ``generator`` on the target's device, or ``seed``.  The output law of every
     row is that of sampling the target autoregressively with ``sampling``'s warpers.
     """
@@ -180,7 +186,9 @@ def generate(
     device = model_device(target)
     vocab = model_vocab_size(target)
     max_new_tokens = as_int("max_new_tokens", max_new_tokens, minimum=1)
-    num_draft_tokens = as_int("num_draft_tokens", num_draft_tokens, minimum=0)
+    policy = draft_length_policy(num_draft_tokens)
+    if on_step is not None and not callable(on_step):
+        raise TypeError(f"on_step must be callable or None, got {type(on_step).__name__}")
     if not isinstance(sampling, SamplingConfig):
         raise TypeError(f"sampling must be a SamplingConfig, got {type(sampling).__name__}")
     if prob_dtype not in (torch.float32, torch.float64):
@@ -188,8 +196,8 @@ def generate(
     verify = select_verifier(verifier, device, fused)
     if draft is not None and not isinstance(draft, DraftSource):
         draft = ModelDraft(draft)
-    if draft is None and num_draft_tokens > 0:
-        raise ValueError(f"num_draft_tokens={num_draft_tokens} needs a draft source (draft is None)")
+    if draft is None and not (isinstance(policy, FixedDraftLength) and policy.num_draft_tokens == 0):
+        raise ValueError(f"num_draft_tokens={num_draft_tokens!r} needs a draft source (draft is None)")
     if draft is not None and draft.vocab_size is not None and draft.vocab_size != vocab:
         raise ValueError(f"draft vocabulary size {draft.vocab_size} differs from the target's {vocab}")
     contexts = check_prompts(prompts, vocab)
@@ -204,7 +212,8 @@ def generate(
     prefix = [ctx[:-1] for ctx in contexts]  # the last prompt token is fed with the first drafts
     if any(prefix):
         check_logits(target_cache.feed(prefix), "target")
-    use_draft = draft is not None and num_draft_tokens > 0
+    use_draft = draft is not None and not (isinstance(policy, FixedDraftLength) and policy.num_draft_tokens == 0)
+    policy.reset()
     if use_draft:
         draft.start(contexts, sampling=sampling, prob_dtype=prob_dtype, device=device)
     steps: list[StepRecord] = []
@@ -212,7 +221,7 @@ def generate(
     while active:
         rows = [contexts[r] for r in active]
         remaining = [max_new_tokens - len(outputs[r]) for r in active]
-        k = min(num_draft_tokens, max(remaining) - 1)
+        k = min(as_int("the draft length policy's choice", policy.choose(), minimum=0), max(remaining) - 1)
         draft_tokens = torch.empty((len(active), 0), dtype=torch.long, device=device)
         draft_probs = None
         if use_draft and k > 0:
@@ -239,7 +248,11 @@ def generate(
             kept.append(len(take))
             if hit is not None or len(outputs[r]) >= max_new_tokens:
                 finished.append(i)
-        steps.append(StepRecord(tuple(active), k, tuple(accepted), tuple(kept), tuple(starts)))
+        record = StepRecord(tuple(active), k, tuple(accepted), tuple(kept), tuple(starts))
+        steps.append(record)
+        policy.observe(k, accepted)
+        if on_step is not None:
+            on_step(record)
 
         keep = torch.tensor([len(contexts[r]) - 1 for r in active], dtype=torch.long, device=device)
         target_cache.rollback(keep)
@@ -255,6 +268,13 @@ def generate(
                 if use_draft:
                     draft.select(index)
     return GenerationResult(tokens=outputs, finish_reasons=reasons, steps=steps)
+
+
+def draft_length_policy(num_draft_tokens) -> DraftLengthPolicy:
+    """An int K as :class:`FixedDraftLength`, or the :class:`DraftLengthPolicy` given."""
+    if isinstance(num_draft_tokens, DraftLengthPolicy) and not isinstance(num_draft_tokens, type):
+        return num_draft_tokens
+    return FixedDraftLength(as_int("num_draft_tokens", num_draft_tokens, minimum=0))
 
 
 def check_decoder_args(target, prompts, max_new_tokens, seed) -> tuple[list[list[int]], int, int]:
@@ -276,7 +296,7 @@ class SpeculativeDecoder:
 
     target: object
     draft: DraftSource | None = None
-    num_draft_tokens: int = 4
+    num_draft_tokens: int | DraftLengthPolicy = 4
     sampling: SamplingConfig = SamplingConfig()
     eos_token_id: object = None
     verifier: str | Callable = "token"

@@ -9,7 +9,14 @@ from .block import accepted_count_law, block_law, expected_accepted_block, joint
 from .chain import acceptance_profile, emitted_block_law, tokens_per_step_moments
 from .multidraft import distinct_children_law, kseq_acceptance, kseq_law, kseq_rho, mss_acceptance, mss_law
 from .sequence import SequenceLaw, sequence_law
-from .speedup import expected_tokens_iid, expected_tokens_positional, optimal_draft_length, speedup
+from .speedup import (
+    expected_tokens_iid,
+    expected_tokens_positional,
+    optimal_draft_length,
+    predicted_speedup,
+    speedup,
+    speedup_with_costs,
+)
 from .target import FunctionLaw, ModelLaw, as_target_law
 from .token import acceptance_probability, residual_distribution, token_joint_law, token_output_law
 from .transport import multidraft_optimum, optimal_plan
@@ -40,6 +47,8 @@ __all__ = [
     "residual_distribution",
     "sequence_law",
     "speedup",
+    "speedup_with_costs",
+    "predicted_speedup",
     "token_joint_law",
     "token_output_law",
     "tokens_per_step_moments",

@@ -1,0 +1,127 @@
+"""perf/ session: options, the shared workbench, machine info for pytest-benchmark, and the one table.
+
+Options (``make bench`` uses the defaults):
+
+--bench-new-tokens N   tokens generated per prompt (default 24)
+--bench-rounds R       interleaved rounds per test (default 3: median, min, max)
+--bench-prompts P      prompts per task kind (default 1 of 6)
+--bench-grid G         "default" (about 12 minutes on a 2-core CPU) or "full" (every configuration)
+--bench-device D       cpu (default) or cuda
+--bench-threads T      torch threads on CPU (default: every CPU this process may use)
+
+With ``--benchmark-disable`` (the test suite's default) every benchmark runs once on a tiny
+workload (4 tokens, 1 round), so the suite keeps the code paths alive without timing them.
+At the end the table of every row measured is printed and written, with the rows as JSON,
+to ``.benchmarks/latest/`` (``specdec bench plot`` reads it).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+
+from perf.harness import FULL_PEER_GRID, PEER_GRID, Plan, Workbench, default_grid, full_grid
+
+ROWS_KEY = pytest.StashKey[list]()
+PEERS_KEY = pytest.StashKey[dict]()
+LATEST = Path(".benchmarks") / "latest"
+
+
+def pytest_addoption(parser):
+    group = parser.getgroup("specdec-bench", "specdec benchmarks (perf/)")
+    group.addoption("--bench-new-tokens", type=int, default=24, help="tokens generated per prompt (default 24)")
+    group.addoption("--bench-rounds", type=int, default=3, help="interleaved rounds per benchmark (default 3)")
+    group.addoption("--bench-prompts", type=int, default=1, help="prompts per task kind, 1..6 (default 1)")
+    group.addoption("--bench-grid", choices=("default", "full"), default="default", help="configurations to run")
+    group.addoption("--bench-device", default="cpu", help="torch device for the end-to-end benchmarks (default cpu)")
+    group.addoption("--bench-threads", type=int, default=None, help="torch threads on CPU (default: all allowed CPUs)")
+
+
+def pytest_configure(config):
+    config.stash[ROWS_KEY] = []
+    config.stash[PEERS_KEY] = {}
+    for name, low in (("bench_new_tokens", 2), ("bench_rounds", 1), ("bench_prompts", 1)):
+        value = config.getoption(name)
+        if value < low or (name == "bench_prompts" and value > 6):
+            raise pytest.UsageError(f"--{name.replace('_', '-')} must be {'in [1, 6]' if name == 'bench_prompts' else f'>= {low}'}, got {value}")
+
+
+def pytest_generate_tests(metafunc):
+    if "config" in metafunc.fixturenames:
+        full = metafunc.config.getoption("bench_grid") == "full"
+        if "peer" in metafunc.function.__name__:
+            grid = FULL_PEER_GRID if full else PEER_GRID
+        else:
+            grid = full_grid() if full else default_grid()
+        metafunc.parametrize("config", grid, ids=[c.name for c in grid])
+
+
+def pytest_benchmark_update_machine_info(config, machine_info):
+    from specdec.bench.environment import machine_info as ours
+
+    machine_info.update(ours())
+
+
+@pytest.fixture(scope="session")
+def bench_device(request) -> torch.device:
+    device = torch.device(request.config.getoption("bench_device"))
+    if device.type == "cuda" and not torch.cuda.is_available():
+        pytest.skip("--bench-device cuda: CUDA is not available")
+    return device
+
+
+@pytest.fixture(scope="session")
+def workbench(request, bench_device) -> Workbench:
+    return Workbench(bench_device, request.config.getoption("bench_threads"))
+
+
+@pytest.fixture
+def plan(request, benchmark, bench_device) -> Plan:
+    """The workload: the options', or a tiny one when benchmarks are disabled (the suite keeps paths alive)."""
+    opt = request.config.getoption
+    if benchmark.disabled:
+        return Plan(new_tokens=4, rounds=1, prompts=1, device=bench_device)
+    return Plan(opt("bench_new_tokens"), opt("bench_rounds"), opt("bench_prompts"), bench_device)
+
+
+@pytest.fixture
+def record_row(request):
+    """Adds a row (dict) to the session's table."""
+    return request.config.stash[ROWS_KEY].append
+
+
+@pytest.fixture
+def record_peer(request):
+    """Stores a peer's speedup for (configuration, kind)."""
+    peers = request.config.stash[PEERS_KEY]
+
+    def record(configuration: str, kind: str, speedup: dict) -> None:
+        peers[(configuration, kind)] = speedup
+
+    return record
+
+
+def pytest_terminal_summary(terminalreporter, config):
+    rows = config.stash.get(ROWS_KEY, [])
+    if not rows:
+        return
+    from specdec.bench.rows import format_table
+
+    peers = config.stash.get(PEERS_KEY, {})
+    for row in rows:
+        row["peer_speedup"] = peers.get((row["configuration"], row["kind"]))
+    terminalreporter.section("speculative vs autoregressive decoding (perf/, one run)")
+    terminalreporter.write_line(format_table(rows))
+    terminalreporter.write_line(
+        "speedup: autoregressive / speculative seconds per round, median [min-max]; predicted: F23 with the measured "
+        "draft cost and verify term; efficiency = measured / predicted; peer: transformers' speculative generate over its "
+        "own generate; acceptance: pooled (SPEC §6); k-bar: tokens per step; K*: F24 from the measured alpha and costs; "
+        "TTFT, ITL p90: speculative side; dM: speculative minus autoregressive peak memory."
+    )
+    LATEST.mkdir(parents=True, exist_ok=True)
+    (LATEST / "rows.json").write_text(json.dumps(rows, indent=1))
+    (LATEST / "table.md").write_text(format_table(rows, markdown=True) + "\n")
+    terminalreporter.write_line(f"rows: {LATEST / 'rows.json'}, table: {LATEST / 'table.md'}")

@@ -1,0 +1,61 @@
+"""Speculative vs autoregressive decoding of SmolLM2-135M-Instruct, per configuration and task kind (issue 12).
+
+pytest-benchmark times the speculative side (the thing the test names); each round's
+autoregressive run of the same prompts happens just before it, untimed by pytest-benchmark
+and timed by us, so every round yields one paired ratio.  extra_info holds the row (speedup
+median/min/max, F23's prediction, efficiency, acceptance, tokens per step, TTFT, ITL, dM), the
+per-round ratios under "ratios" and the seeded deterministic metrics under "exact" (the ratio
+gate, ``specdec bench gate``, reads both).  Greedy rows also assert that speculative and
+autoregressive decoding emitted the same tokens.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from perf.harness import KINDS, Round, run_side
+from specdec.bench.rows import summarise
+
+
+def _steps(results) -> list[tuple[int, int]]:
+    return [(step.num_draft_tokens, accepted) for result in results for step in result.steps for accepted in step.num_accepted]
+
+
+def measure(benchmark, workbench, plan, config, kind):
+    prompts = workbench.prompts(kind, plan.prompts)
+    draft_length = workbench.draft_length(config, plan.rounds)
+    rounds: list[Round] = []
+    baseline_ttft: list[float] = []
+    pending: dict = {}
+
+    def autoregressive():  # untimed by pytest-benchmark: the round's baseline
+        seconds, peak, results, clocks = run_side(workbench, prompts, config, plan)
+        pending.update(seconds=seconds, peak=peak, tokens=[r.tokens[0] for r in results])
+        baseline_ttft.extend(c.ttft for c in clocks)
+
+    def speculative():  # timed by pytest-benchmark
+        seconds, peak, results, clocks = run_side(workbench, prompts, config, plan, draft_length)
+        rounds.append(Round(pending["seconds"], seconds, pending["peak"], peak, _steps(results),
+                            [c.ttft for c in clocks], [g for c in clocks for g in c.inter_token_latencies]))
+        pending["speculative_tokens"] = [r.tokens[0] for r in results]
+
+    benchmark.pedantic(speculative, setup=autoregressive, rounds=plan.rounds, iterations=1, warmup_rounds=0)
+    for tokens in (pending["tokens"], pending["speculative_tokens"]):
+        assert [len(t) for t in tokens] == [plan.new_tokens] * len(prompts), "both sides must stop at new_tokens"
+    if config.temperature == 0:
+        assert pending["speculative_tokens"] == pending["tokens"], f"{config.name} on {kind}: greedy outputs differ"
+    costs = workbench.costs(config.cost_key, plan.rounds)
+    return summarise(config.name, kind, rounds, costs, baseline_ttft=baseline_ttft)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_speculative_vs_autoregressive(benchmark, workbench, plan, config, kind, record_row):
+    row = measure(benchmark, workbench, plan, config, kind).as_dict()
+    assert row["predicted"] > 0 and row["tokens_per_step"] >= 1
+    benchmark.extra_info.update(row)
+    benchmark.extra_info["plan"] = {"new_tokens": plan.new_tokens, "rounds": plan.rounds, "prompts": plan.prompts,
+                                    "threads": workbench.threads, "device": str(plan.device)}
+    benchmark.extra_info["ratios"] = {"speedup": {"values": row["ratios"], "higher_is_better": True}}
+    benchmark.extra_info["exact"] = {"acceptance": row["acceptance"], "tokens_per_step": row["tokens_per_step"]}
+    if not benchmark.disabled:
+        record_row(row)

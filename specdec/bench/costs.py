@@ -1,0 +1,83 @@
+"""Measured costs for F23's general form: a target pass over K + 1 tokens and one draft step.
+
+After a real context is in a KV cache, :func:`forward_costs` times one cached forward of
+``width`` tokens for each width, interleaved round by round, cropping the cache back
+after each call so every call sees the same context.  Ratios of these medians are the
+verify term v(K) = T_target(K + 1) / T_target(1) and rho = T_draft(1) / T_target(1).
+:func:`lookup_cost` times prompt lookup (a host-side scan) the same way.
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass
+
+import torch
+
+from .._checks import as_int
+from .clock import timed
+
+
+@torch.no_grad()
+def forward_costs(model, context: list[int], widths, *, rounds: int = 5) -> dict[int, float]:
+    """Median seconds of one cached forward over ``width`` new tokens after ``context``, per width."""
+    from transformers import DynamicCache
+
+    from .._hf import model_device
+
+    rounds = as_int("rounds", rounds, minimum=1)
+    widths = [as_int("width", w, minimum=1) for w in widths]
+    device = model_device(model)
+    ids = torch.tensor([context], device=device)
+    cache = DynamicCache(config=model.config)
+    model(input_ids=ids, past_key_values=cache, use_cache=True)
+    length = len(context)
+    times: dict[int, list[float]] = {w: [] for w in widths}
+    for round_ in range(rounds + 1):  # round 0 warms every width up
+        for width in widths:
+            chunk = torch.full((1, width), int(context[-1]), device=device)
+            positions = torch.arange(length, length + width, device=device).unsqueeze(0)
+            seconds, _ = timed(lambda: model(input_ids=chunk, position_ids=positions, past_key_values=cache, use_cache=True), device)
+            cache.crop(-width)  # transformers 5: a negative count removes that many tokens
+            if round_:
+                times[width].append(seconds)
+    return {w: statistics.median(ts) for w, ts in times.items()}
+
+
+def lookup_cost(draft, context: list[int], num_tokens: int, *, rounds: int = 5) -> float:
+    """Median seconds of one prompt-lookup proposal of ``num_tokens`` after ``context``."""
+    draft.start([context], sampling=None, prob_dtype=torch.float32, device=torch.device("cpu"))
+    times = [timed(lambda: draft.propose([context], num_tokens, None), torch.device("cpu"))[0] for _ in range(rounds + 1)]
+    return statistics.median(times[1:])
+
+
+@dataclass(frozen=True)
+class StepCosts:
+    """T_target(K + 1) for K = 0..max_k and the draft's seconds per drafted token, from one calibration."""
+
+    target_seconds: dict[int, float]  # K -> one target pass over K + 1 tokens
+    draft_seconds_per_token: float
+
+    @property
+    def verify_cost_ratios(self) -> list[float]:
+        """v(K) = T_target(K + 1) / T_target(1), K = 0..max_k."""
+        one = self.target_seconds[0]
+        return [self.target_seconds[k] / one for k in range(len(self.target_seconds))]
+
+    @property
+    def draft_step_ratio(self) -> float:
+        """rho = T_draft / T_target(1) per drafted token."""
+        return self.draft_seconds_per_token / self.target_seconds[0]
+
+
+def calibrate(target, context: list[int], max_k: int, *, draft_model=None, draft_lookup=None, rounds: int = 5) -> StepCosts:
+    """Target costs for K = 0..max_k and the draft cost per token (a model's cached step, or a lookup)."""
+    max_k = as_int("max_k", max_k, minimum=0)
+    target_times = forward_costs(target, context, range(1, max_k + 2), rounds=rounds)
+    if draft_model is not None:
+        per_token = forward_costs(draft_model, context, [1], rounds=rounds)[1]
+    elif draft_lookup is not None:
+        per_token = lookup_cost(draft_lookup, context, max(max_k, 1), rounds=rounds) / max(max_k, 1)
+    else:
+        per_token = 0.0
+    return StepCosts({k: target_times[k + 1] for k in range(max_k + 1)}, per_token)

@@ -1,0 +1,92 @@
+"""The ratio gate: did a commit make speculative decoding slower *relative to its baseline*?
+
+pytest-benchmark's ``--benchmark-compare-fail`` compares absolute times, which on a shared
+machine move with the load.  Our benchmarks store, per round, ratios measured side by side
+(speculative vs autoregressive, implementation vs memory floor), in
+``extra_info["ratios"][metric] = {"values": [...], "higher_is_better": bool}``.  For each
+benchmark and metric present in both runs, the gate bootstraps the ratio
+median(current) / median(baseline), resampling the rounds of each run, and takes a
+two-sided percentile interval.  It fails a metric only when the whole interval lies beyond
+the margin on the bad side (below 1 - margin when higher is better); an interval beyond it
+on the good side is reported as an improvement.  With R rounds a run's median takes at most
+R values, so the interval is coarse at R = 3: more rounds (``--bench-rounds``) sharpen it.
+
+Deterministic metrics (seeded acceptance and tokens per step, ``extra_info["exact"]``) are
+compared exactly: any change fails, because the same seed on the same machine must give the
+same counts.  Compare runs from one machine (the gate warns when the machine info differs).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._checks import as_float, as_int
+from .history import Run
+
+
+@dataclass(frozen=True)
+class Finding:
+    benchmark: str
+    metric: str
+    verdict: str  # "ok", "regression", "improvement", "changed", "missing"
+    baseline: float | None = None
+    current: float | None = None
+    low: float | None = None  # interval on current / baseline
+    high: float | None = None
+
+    def line(self) -> str:
+        if self.verdict == "changed":
+            return f"CHANGED     {self.benchmark} {self.metric}: {self.baseline!r} -> {self.current!r} (exact metric)"
+        if self.verdict == "missing":
+            return f"MISSING     {self.benchmark}: in one run only"
+        return (f"{self.verdict.upper():11s} {self.benchmark} {self.metric}: {self.baseline:.4g} -> {self.current:.4g} "
+                f"(x{self.current / self.baseline:.3f}, interval [{self.low:.3f}, {self.high:.3f}])")
+
+
+def ratio_interval(baseline, current, *, confidence: float = 0.95, resamples: int = 10_000, seed: int = 0) -> tuple[float, float]:
+    """Percentile bootstrap interval for median(current) / median(baseline), rounds resampled within each run."""
+    base = np.asarray(baseline, dtype=np.float64)
+    cur = np.asarray(current, dtype=np.float64)
+    if base.size == 0 or cur.size == 0 or not (np.all(base > 0) and np.all(cur > 0)):
+        raise ValueError(f"ratios must be positive and non-empty, got baseline {base.tolist()} and current {cur.tolist()}")
+    rng = np.random.default_rng(seed)
+    base_medians = np.median(base[rng.integers(0, base.size, (resamples, base.size))], axis=1)
+    cur_medians = np.median(cur[rng.integers(0, cur.size, (resamples, cur.size))], axis=1)
+    tail = (1 - confidence) / 2
+    low, high = np.quantile(cur_medians / base_medians, [tail, 1 - tail])
+    return float(low), float(high)
+
+
+def compare_runs(baseline: Run, current: Run, *, margin: float = 0.05, confidence: float = 0.95,
+                 resamples: int = 10_000, exact: bool = True, seed: int = 0) -> list[Finding]:
+    """Every (benchmark, metric) of two runs judged as described in the module docstring."""
+    margin = as_float("margin", margin, minimum=0.0, maximum=1.0, high_open=True)
+    confidence = as_float("confidence", confidence, minimum=0.0, maximum=1.0, low_open=True, high_open=True)
+    resamples = as_int("resamples", resamples, minimum=100)
+    findings = []
+    for name in sorted(set(baseline.benchmarks) | set(current.benchmarks)):
+        if name not in baseline.benchmarks or name not in current.benchmarks:
+            findings.append(Finding(name, "", "missing"))
+            continue
+        old, new = baseline.benchmarks[name]["extra_info"], current.benchmarks[name]["extra_info"]
+        for metric, spec in sorted((new.get("ratios") or {}).items()):
+            if metric not in (old.get("ratios") or {}):
+                continue
+            before, after = old["ratios"][metric]["values"], spec["values"]
+            low, high = ratio_interval(before, after, confidence=confidence, resamples=resamples, seed=seed)
+            if not spec.get("higher_is_better", True):  # judge 1 / ratio so that "up" is always good
+                low, high = 1 / high, 1 / low
+            verdict = "regression" if high < 1 - margin else "improvement" if low > 1 + margin else "ok"
+            findings.append(Finding(name, metric, verdict, float(np.median(before)), float(np.median(after)), low, high))
+        if exact:
+            for metric, value in sorted((new.get("exact") or {}).items()):
+                if metric in (old.get("exact") or {}) and old["exact"][metric] != value:
+                    findings.append(Finding(name, metric, "changed", old["exact"][metric], value))
+    return findings
+
+
+def same_machine(baseline: Run, current: Run) -> bool:
+    keys = ("cpu_model", "gpu", "torch", "torch_threads")
+    return all(baseline.machine.get(k) == current.machine.get(k) for k in keys)

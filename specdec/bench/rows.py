@@ -1,0 +1,138 @@
+"""One benchmark row: measured speedup from paired rounds, with F23's prediction and latency beside it.
+
+A round decodes the same prompts autoregressively (K = 0, the same loop) and then
+speculatively, with the same stop rule; its ratio is autoregressive seconds / speculative
+seconds, so machine load that drifts between rounds hits both sides of a ratio alike.
+Theory beside it: the measured pooled acceptance alpha (SPEC §6), the measured draft cost
+rho and verify term v(K) (:mod:`.costs`), and F23 over the K each step really drafted
+(:func:`specdec.laws.predicted_speedup`).  Efficiency = measured / predicted: below 1 is
+time the model of F23 does not count (the loop, warping, verification, lookups).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+
+from .. import metrics
+from ..laws.speedup import optimal_draft_length, predicted_speedup
+from .clock import spread
+from .costs import StepCosts
+
+MIB = 2**20
+
+
+@dataclass
+class Round:
+    """One interleaved round: both sides' seconds and peak memory, the speculative side's steps and clocks."""
+
+    baseline_seconds: float
+    speculative_seconds: float
+    baseline_peak_bytes: int | None = None
+    speculative_peak_bytes: int | None = None
+    steps: list[tuple[int, int]] = field(default_factory=list)  # (K drafted, accepted) per row-step
+    ttft: list[float] = field(default_factory=list)  # seconds, one per prompt
+    inter_token: list[float] = field(default_factory=list)  # seconds, pooled over prompts
+
+
+@dataclass
+class Row:
+    configuration: str
+    kind: str
+    speedup: dict  # median / min / max of the per-round ratios
+    ratios: list[float]
+    predicted: float
+    efficiency: float
+    acceptance: float | None
+    tokens_per_step: float
+    mean_draft_tokens: float
+    optimal_k: int  # F24's K* from the measured alpha and costs
+    ttft_ms: float
+    baseline_ttft_ms: float | None
+    itl_ms: dict  # p50 / p90 / max
+    delta_memory_mib: float | None
+    draft_step_ratio: float
+    verify_cost_ratio: float  # v(K) at the configured (or mean) K
+    peer_speedup: dict | None = None
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def summarise(configuration: str, kind: str, rounds: list[Round], costs: StepCosts, *, baseline_ttft=None) -> Row:
+    """The row for ``rounds`` of one configuration on one task kind (at least one round)."""
+    if not rounds:
+        raise ValueError("summarise needs at least one round")
+    ratios = [r.baseline_seconds / r.speculative_seconds for r in rounds]
+    last = rounds[-1]  # seeded runs: every round drafts and accepts the same (greedy) or alike (sampled)
+    drafted = np.array([k for k, _ in last.steps])
+    accepted = np.array([a for _, a in last.steps])
+    try:
+        alpha = metrics.acceptance_rate(accepted, drafted)
+    except ValueError:  # nothing was verified: every step was autoregressive
+        alpha = None
+    max_k = len(costs.target_seconds) - 1
+    predicted = predicted_speedup(alpha or 0.0, drafted.tolist(), costs.draft_step_ratio, costs.verify_cost_ratios)
+    optimal_k, _ = optimal_draft_length(alpha or 0.0, costs.draft_step_ratio, max_draft_tokens=max_k,
+                                        verify_cost_ratios=costs.verify_cost_ratios)
+    median = spread(ratios)
+    itl = np.concatenate([np.asarray(r.inter_token) for r in rounds]) * 1e3
+    peaks = [(r.speculative_peak_bytes - r.baseline_peak_bytes) / MIB for r in rounds
+             if r.speculative_peak_bytes is not None and r.baseline_peak_bytes is not None]
+    mean_k = float(drafted.mean())
+    return Row(
+        configuration=configuration,
+        kind=kind,
+        speedup=median,
+        ratios=ratios,
+        predicted=predicted,
+        efficiency=median["median"] / predicted,
+        acceptance=alpha,
+        tokens_per_step=metrics.mean_tokens_per_step(accepted + 1),
+        mean_draft_tokens=mean_k,
+        optimal_k=optimal_k,
+        ttft_ms=float(np.median([t for r in rounds for t in r.ttft])) * 1e3,
+        baseline_ttft_ms=None if baseline_ttft is None else float(np.median(baseline_ttft)) * 1e3,
+        itl_ms={"p50": float(np.percentile(itl, 50)), "p90": float(np.percentile(itl, 90)), "max": float(itl.max())}
+        if itl.size else {"p50": float("nan"), "p90": float("nan"), "max": float("nan")},
+        delta_memory_mib=float(np.median(peaks)) if peaks else None,
+        draft_step_ratio=costs.draft_step_ratio,
+        verify_cost_ratio=float(np.interp(mean_k, range(max_k + 1), costs.verify_cost_ratios)),
+    )
+
+
+COLUMNS = ("configuration", "task kind", "speedup [min-max]", "predicted", "efficiency", "peer", "acceptance",
+           "k-bar", "K*", "TTFT ms", "ITL p90 ms", "dM MiB")
+
+
+def _cells(row: dict) -> list[str]:
+    s = row["speedup"]
+    peer = row.get("peer_speedup")
+    acceptance = row["acceptance"]
+    memory = row["delta_memory_mib"]
+    return [
+        row["configuration"],
+        row["kind"],
+        f"{s['median']:.2f}x [{s['min']:.2f}-{s['max']:.2f}]",
+        f"{row['predicted']:.2f}x",
+        f"{row['efficiency']:.2f}",
+        "-" if not peer else f"{peer['median']:.2f}x",
+        "-" if acceptance is None else f"{acceptance:.2f}",
+        f"{row['tokens_per_step']:.2f}",
+        str(row["optimal_k"]),
+        f"{row['ttft_ms']:.0f}",
+        f"{row['itl_ms']['p90']:.0f}",
+        "-" if memory is None else f"{memory:+.1f}",
+    ]
+
+
+def format_table(rows: list[dict], *, markdown: bool = False) -> str:
+    """One table: a row per (configuration, task kind), in the order given."""
+    body = [_cells(r) for r in rows]
+    if markdown:
+        lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "|".join("---" for _ in COLUMNS) + "|"]
+        return "\n".join(lines + ["| " + " | ".join(cells) + " |" for cells in body])
+    widths = [max(len(c), *(len(cells[i]) for cells in body)) if body else len(c) for i, c in enumerate(COLUMNS)]
+    fmt = lambda cells: "  ".join(cell.ljust(w) for cell, w in zip(cells, widths))  # noqa: E731
+    return "\n".join([fmt(COLUMNS), fmt(["-" * w for w in widths])] + [fmt(cells) for cells in body])
