@@ -108,7 +108,7 @@ def pytest_terminal_summary(terminalreporter, config):
     rows = config.stash.get(ROWS_KEY, [])
     if not rows:
         return
-    from specdec.bench.rows import format_table
+    from specdec.bench.rows import choosing_k, format_choosing_k, format_table
 
     peers = config.stash.get(PEERS_KEY, {})
     for row in rows:
@@ -121,6 +121,10 @@ def pytest_terminal_summary(terminalreporter, config):
         "own generate; acceptance: pooled (SPEC §6); k-bar: tokens per step; K*: F24 from the measured alpha and costs; "
         "TTFT, ITL p90: speculative side; dM: speculative minus autoregressive peak memory."
     )
+    entries = choosing_k(rows)
+    if entries:
+        terminalreporter.section("choosing K: the sweep's best fixed K, F24's K*, the adaptive K")
+        terminalreporter.write_line(format_choosing_k(entries))
     LATEST.mkdir(parents=True, exist_ok=True)
     (LATEST / "rows.json").write_text(json.dumps(rows, indent=1))
     (LATEST / "table.md").write_text(format_table(rows, markdown=True) + "\n")

@@ -21,7 +21,7 @@ LAYERS = [
     {"specdec.laws", "specdec.stats"},
     {"specdec.verify"},
     {"specdec.decoding", "specdec.strategies"},
-    {"specdec.conformance", "specdec.adapters", "specdec.plotting"},
+    {"specdec.conformance", "specdec.adapters", "specdec.plotting", "specdec.bench"},
     {"specdec.cli", "specdec.__main__"},
 ]
 

@@ -39,9 +39,9 @@ def test_gpu_job_runs_gpu_tests_benchmarks_and_history_on_a_self_hosted_gpu_runn
     runs = commands(job)
     assert runs[0] == "make install TORCH_SPEC= TRITON_SPEC="  # the runner brings its own CUDA torch
     assert any("-m gpu" in r for r in runs)
-    bench = [r for r in runs if "perf/test_gpu_verifiers.py" in r]
-    assert bench and "--benchmark-autosave" in bench[0] and (ROOT / "perf" / "test_gpu_verifiers.py").exists()
-    assert any(shlex.split(r)[:2] == [".venv/bin/pytest-benchmark", "compare"] for r in runs)
+    bench = [r for r in runs if shlex.split(r)[3:4] == ["perf"]]
+    assert bench and "--benchmark-autosave" in bench[0] and "--bench-device cuda" in bench[0] and "--benchmark-enable" in bench[0]
+    assert any(shlex.split(r)[:3] == [".venv/bin/specdec", "bench", "gate"] for r in runs)  # the ratio gate over the history
     checkout = job["steps"][0]
     assert checkout["uses"].startswith("actions/checkout@") and checkout["with"]["clean"] is False  # history kept
 

@@ -4,7 +4,9 @@ CUDA: ``torch.cuda.max_memory_allocated`` after ``reset_peak_memory_stats`` (byt
 caching allocator handed out; the region's peak minus what was allocated at its start).
 CPU: the process's peak resident set size, reset at the start of the region by writing
 5 to ``/proc/self/clear_refs`` (Linux >= 4.0) and read from ``VmHWM``; minus the resident
-size at the start.  Elsewhere the peak is unknown and reported as None, never guessed.
+size at the start.  Freed heap memory that the C allocator kept would hide new allocations
+(they reuse it without growing the RSS), so glibc's ``malloc_trim(0)`` returns it to the
+system first; RSS still counts pages, not bytes, so differences below ~1 MiB are noise.  Elsewhere the peak is unknown and reported as None, never guessed.
 """
 
 from __future__ import annotations
@@ -20,7 +22,17 @@ def _status_kib(field_name: str) -> int:
     raise OSError(f"/proc/self/status has no {field_name}")
 
 
+def _trim_heap() -> None:
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):  # not glibc
+        pass
+
+
 def _reset_peak_rss() -> bool:
+    _trim_heap()
     try:
         with open("/proc/self/clear_refs", "w") as handle:
             handle.write("5")

@@ -6,6 +6,7 @@ import math
 from collections import defaultdict
 
 from .history import Run
+from .rows import _split as _family
 
 
 def _pyplot():
@@ -15,14 +16,6 @@ def _pyplot():
     import matplotlib.pyplot as plt
 
     return plt
-
-
-def _family(configuration: str) -> tuple[str, str]:
-    """("lookup-n3 greedy", "K4") from "lookup-n3-K4-greedy"."""
-    parts = configuration.split("-")
-    k = next(p for p in parts if p.startswith("K"))
-    rest = [p for p in parts if p != k]
-    return f"{'-'.join(rest[:-1])} {rest[-1]}", k
 
 
 def plot_speedup_vs_k(rows: list[dict], path: str) -> None:

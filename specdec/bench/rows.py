@@ -136,3 +136,47 @@ def format_table(rows: list[dict], *, markdown: bool = False) -> str:
     widths = [max(len(c), *(len(cells[i]) for cells in body)) if body else len(c) for i, c in enumerate(COLUMNS)]
     fmt = lambda cells: "  ".join(cell.ljust(w) for cell, w in zip(cells, widths))  # noqa: E731
     return "\n".join([fmt(COLUMNS), fmt(["-" * w for w in widths])] + [fmt(cells) for cells in body])
+
+
+def _split(configuration: str) -> tuple[str, str]:
+    """("lookup-n3 greedy", "K4") from "lookup-n3-K4-greedy"."""
+    parts = configuration.split("-")
+    k = next((p for p in parts if p.startswith("K")), "")
+    rest = [p for p in parts if p != k]
+    return f"{'-'.join(rest[:-1])} {rest[-1]}", k
+
+
+def choosing_k(rows: list[dict]) -> list[dict]:
+    """Per (configuration family, task kind) with a K sweep: the best fixed K measured, F24's K* (from
+    the alpha and costs measured at K = 4, else the largest K run) and the adaptive K's result."""
+    groups: dict = {}
+    for row in rows:
+        family, k = _split(row["configuration"])
+        groups.setdefault((family, row["kind"]), {})[k] = row
+    out = []
+    for (family, kind), by_k in groups.items():
+        fixed = {int(k[1:]): r for k, r in by_k.items() if k[1:].isdigit()}
+        if len(fixed) < 2:
+            continue
+        best_k = max(fixed, key=lambda k: fixed[k]["speedup"]["median"])
+        theory = fixed.get(4) or fixed[max(fixed)]
+        adaptive = by_k.get("Kadapt")
+        out.append({
+            "family": family, "kind": kind, "best_fixed_k": best_k, "best_fixed_speedup": fixed[best_k]["speedup"]["median"],
+            "f24_k": theory["optimal_k"],
+            "f24_k_speedup": fixed[theory["optimal_k"]]["speedup"]["median"] if theory["optimal_k"] in fixed else None,
+            "adaptive_mean_k": None if adaptive is None else adaptive["mean_draft_tokens"],
+            "adaptive_speedup": None if adaptive is None else adaptive["speedup"]["median"],
+        })
+    return out
+
+
+def format_choosing_k(entries: list[dict]) -> str:
+    head = ("configuration", "task kind", "best fixed K", "its speedup", "F24 K*", "speedup at K*", "adaptive mean K", "adaptive speedup")
+    body = [[e["family"], e["kind"], str(e["best_fixed_k"]), f"{e['best_fixed_speedup']:.2f}x", str(e["f24_k"]),
+             "-" if e["f24_k_speedup"] is None else f"{e['f24_k_speedup']:.2f}x",
+             "-" if e["adaptive_mean_k"] is None else f"{e['adaptive_mean_k']:.2f}",
+             "-" if e["adaptive_speedup"] is None else f"{e['adaptive_speedup']:.2f}x"] for e in entries]
+    widths = [max(len(h), *(len(b[i]) for b in body)) if body else len(h) for i, h in enumerate(head)]
+    fmt = lambda cells: "  ".join(c.ljust(w) for c, w in zip(cells, widths))  # noqa: E731
+    return "\n".join([fmt(head), fmt(["-" * w for w in widths])] + [fmt(b) for b in body])

@@ -95,6 +95,7 @@ def optimal_draft_length(alpha, cost_ratio, *, max_draft_tokens: int = 64, verif
     K = 0..max_draft_tokens, measured) replaces F23's 1 by the cost of verifying K + 1 tokens.
     """
     top = as_int("max_draft_tokens", max_draft_tokens, minimum=0)
+    cost_ratio = as_float("cost_ratio", cost_ratio, minimum=0.0)
     costs = _verify_costs(verify_cost_ratios, top)
     speeds = [speedup_with_costs(alpha, k, cost_ratio, costs[k]) for k in range(top + 1)]
     best = int(np.argmax(speeds))  # the first maximum: the shortest draft among ties
