@@ -35,12 +35,13 @@ class Config:
     draft: str  # "lookup-n2", "lookup-n3", "model-greedy", "model-sampled"
     k: int | str  # K, or "adaptive"
     temperature: float
+    cache: str = "dynamic"  # the target's KV cache on both sides: "dynamic" or "static" (CUDA graphs on CUDA)
 
     @property
     def name(self) -> str:
         mode = "greedy" if self.temperature == 0 else f"T{self.temperature:g}"
         k = "Kadapt" if self.k == "adaptive" else f"K{self.k}"
-        return f"{self.draft}-{k}-{mode}"
+        return f"{self.draft}-{k}-{mode}" + ("-static" if self.cache == "static" else "")
 
     @property
     def sampling(self) -> SamplingConfig:
@@ -48,7 +49,7 @@ class Config:
 
     @property
     def cost_key(self) -> str:
-        return "model" if self.draft.startswith("model") else self.draft
+        return ("model" if self.draft.startswith("model") else self.draft) + ("-static" if self.cache == "static" else "")
 
 
 def default_grid() -> list[Config]:
@@ -65,6 +66,8 @@ def full_grid() -> list[Config]:
     return [Config(d, k, t) for d, t in pairs for k in SWEEP_K]
 
 
+STATIC_GRID = [Config("lookup-n3", 4, 0.0, cache="static")]  # the static-cache regime, on STATIC_KINDS
+STATIC_KINDS = ("qa", "retrieval")
 PEER_GRID = [Config("lookup-n3", 4, 0.0), Config("model-greedy", 4, 0.0)]
 FULL_PEER_GRID = PEER_GRID + [Config("lookup-n2", 4, 0.0), Config("lookup-n3", 4, 0.7), Config("model-sampled", 4, 0.7),
                               Config("model-greedy", "adaptive", 0.0)]
@@ -103,8 +106,11 @@ class Workbench:
         """Target pass costs for K = 0..MAX_K and the draft's cost per token, calibrated once per draft kind."""
         if key not in self._costs:
             context = list(self.prompts("summarisation", 1)[0])
-            kwargs = {"draft_model": self.draft_model} if key == "model" else {"draft_lookup": self.draft_source(key)}
-            self._costs[key] = calibrate(self.target, context, MAX_K, rounds=rounds, **kwargs)
+            draft = key.removesuffix("-static")
+            kwargs = {"draft_model": self.draft_model} if draft == "model" else {"draft_lookup": self.draft_source(draft)}
+            static = key.endswith("-static")
+            self._costs[key] = calibrate(self.target, context, MAX_K, rounds=rounds, target_cache="static" if static else "dynamic",
+                                         cuda_graphs=static and self.device.type == "cuda", **kwargs)
         return self._costs[key]
 
     def draft_source(self, draft: str):
@@ -122,8 +128,10 @@ class Workbench:
         """One generation of exactly ``new_tokens`` with ``config``'s sampling; autoregressive when draft_length is None."""
         draft = None if draft_length is None else self.draft_source(config.draft)
         clock.start()
+        static = config.cache == "static"
         return generate(self.target, draft, [list(prompt)], max_new_tokens=new_tokens, num_draft_tokens=draft_length or 0,
-                        sampling=config.sampling, eos_token_id=NO_EOS, seed=0, on_step=clock)
+                        sampling=config.sampling, eos_token_id=NO_EOS, seed=0, on_step=clock, target_cache=config.cache,
+                        cuda_graphs=static and self.device.type == "cuda")
 
 
 def run_side(bench: Workbench, prompts, config: Config, plan: Plan, draft_length=None):
@@ -142,4 +150,4 @@ def run_side(bench: Workbench, prompts, config: Config, plan: Plan, draft_length
     return seconds, peak, results, clocks
 
 
-__all__ = ["Config", "KINDS", "PEER_GRID", "Plan", "Round", "Workbench", "default_grid", "full_grid", "run_side"]
+__all__ = ["Config", "KINDS", "PEER_GRID", "STATIC_GRID", "STATIC_KINDS", "Plan", "Round", "Workbench", "default_grid", "full_grid", "run_side"]

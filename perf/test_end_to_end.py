@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import pytest
 
-from perf.harness import KINDS, Round, run_side
+from perf.harness import KINDS, STATIC_GRID, STATIC_KINDS, Round, run_side
 from specdec.bench.rows import summarise
 
 
@@ -48,8 +48,7 @@ def measure(benchmark, workbench, plan, config, kind):
     return summarise(config.name, kind, rounds, costs, baseline_ttft=baseline_ttft)
 
 
-@pytest.mark.parametrize("kind", KINDS)
-def test_speculative_vs_autoregressive(benchmark, workbench, plan, config, kind, record_row):
+def _store(benchmark, workbench, plan, config, kind, record_row):
     row = measure(benchmark, workbench, plan, config, kind).as_dict()
     assert row["predicted"] > 0 and row["tokens_per_step"] >= 1
     benchmark.extra_info.update(row)
@@ -59,3 +58,16 @@ def test_speculative_vs_autoregressive(benchmark, workbench, plan, config, kind,
     benchmark.extra_info["exact"] = {"acceptance": row["acceptance"], "tokens_per_step": row["tokens_per_step"]}
     if not benchmark.disabled:
         record_row(row)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_speculative_vs_autoregressive(benchmark, workbench, plan, config, kind, record_row):
+    _store(benchmark, workbench, plan, config, kind, record_row)
+
+
+@pytest.mark.parametrize("kind", STATIC_KINDS)
+@pytest.mark.parametrize("static_config", STATIC_GRID, ids=[c.name for c in STATIC_GRID])
+def test_static_target_regime(benchmark, workbench, plan, static_config, kind, record_row):
+    """Both sides with the target on the static KV cache (CUDA graphs on CUDA): the regime where a step
+    costs kernel time, not Python and launches; its autoregressive baseline is static too."""
+    _store(benchmark, workbench, plan, static_config, kind, record_row)

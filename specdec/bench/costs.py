@@ -1,8 +1,8 @@
 """Measured costs for F23's general form: a target pass over K + 1 tokens and one draft step.
 
-After a real context is in a KV cache, :func:`forward_costs` times one cached forward of
-``width`` tokens for each width, interleaved round by round, cropping the cache back
-after each call so every call sees the same context.  Ratios of these medians are the
+After a real context is in the decoding loop's KV cache (dynamic or static), :func:`forward_costs`
+times one cached forward of ``width`` tokens for each width, interleaved round by round, rolling
+the cache back after each call so every call sees the same context.  Ratios of these medians are the
 verify term v(K) = T_target(K + 1) / T_target(1) and rho = T_draft(1) / T_target(1).
 :func:`lookup_cost` times prompt lookup (a host-side scan) the same way.
 """
@@ -19,26 +19,30 @@ from .clock import timed
 
 
 @torch.no_grad()
-def forward_costs(model, context: list[int], widths, *, rounds: int = 5) -> dict[int, float]:
-    """Median seconds of one cached forward over ``width`` new tokens after ``context``, per width."""
-    from transformers import DynamicCache
-
+def forward_costs(model, context: list[int], widths, *, rounds: int = 5, target_cache: str = "dynamic",
+                  cuda_graphs: bool = False) -> dict[int, float]:
+    """Median seconds of one cached forward over ``width`` new tokens after ``context``, per width,
+    through the loop's own cache (``target_cache`` "dynamic" or "static", as in ``generate``)."""
     from .._hf import model_device
+    from ..decoding.kvcache import RaggedCache
+    from ..decoding.static_cache import StaticKVCache
 
     rounds = as_int("rounds", rounds, minimum=1)
     widths = [as_int("width", w, minimum=1) for w in widths]
     device = model_device(model)
-    ids = torch.tensor([context], device=device)
-    cache = DynamicCache(config=model.config)
-    model(input_ids=ids, past_key_values=cache, use_cache=True)
-    length = len(context)
+    if target_cache == "static":
+        cache = StaticKVCache(model, 1, device, max_length=len(context) + max(widths) + 1, cuda_graphs=cuda_graphs)
+    else:
+        cache = RaggedCache(model, 1, device)
+    cache.feed([list(context)])
+    keep = torch.tensor([len(context)], device=device)
     times: dict[int, list[float]] = {w: [] for w in widths}
-    for round_ in range(rounds + 1):  # round 0 warms every width up
+    for round_ in range(rounds + 1):  # round 0 warms every width up (and captures its graph)
         for width in widths:
             chunk = torch.full((1, width), int(context[-1]), device=device)
-            positions = torch.arange(length, length + width, device=device).unsqueeze(0)
-            seconds, _ = timed(lambda: model(input_ids=chunk, position_ids=positions, past_key_values=cache, use_cache=True), device)
-            cache.crop(-width)  # transformers 5: a negative count removes that many tokens
+            counts = torch.tensor([width], device=device)
+            seconds, _ = timed(lambda: cache.feed_tensor(chunk, counts), device)
+            cache.rollback(keep)
             if round_:
                 times[width].append(seconds)
     return {w: statistics.median(ts) for w, ts in times.items()}
@@ -70,10 +74,13 @@ class StepCosts:
         return self.draft_seconds_per_token / self.target_seconds[0]
 
 
-def calibrate(target, context: list[int], max_k: int, *, draft_model=None, draft_lookup=None, rounds: int = 5) -> StepCosts:
-    """Target costs for K = 0..max_k and the draft cost per token (a model's cached step, or a lookup)."""
+def calibrate(target, context: list[int], max_k: int, *, draft_model=None, draft_lookup=None, rounds: int = 5,
+              target_cache: str = "dynamic", cuda_graphs: bool = False) -> StepCosts:
+    """Target costs for K = 0..max_k (through ``target_cache``) and the draft cost per token (a model's
+    cached step, or a lookup)."""
     max_k = as_int("max_k", max_k, minimum=0)
-    target_times = forward_costs(target, context, range(1, max_k + 2), rounds=rounds)
+    target_times = forward_costs(target, context, range(1, max_k + 2), rounds=rounds, target_cache=target_cache,
+                                 cuda_graphs=cuda_graphs)
     if draft_model is not None:
         per_token = forward_costs(draft_model, context, [1], rounds=rounds)[1]
     elif draft_lookup is not None:

@@ -36,6 +36,7 @@ from ..warpers import SamplingConfig, warped_probs
 from .draft_length import FixedDraftLength
 from .drafts import ModelDraft
 from .kvcache import RaggedCache
+from .static_cache import StaticKVCache
 
 VERIFIERS: dict[str, Callable] = {"token": verify_tokens, "block": verify_block}
 ACCEPTANCE_RULES = ((verify_tokens, "token"), (verify_block, "block"))  # which exact law of tau applies (F26, F20)
@@ -166,6 +167,8 @@ def generate(
     prob_dtype: torch.dtype = torch.float32,
     fused: bool | None = None,
     on_step: Callable[[StepRecord], None] | None = None,
+    target_cache: str = "dynamic",
+    cuda_graphs: bool = False,
 ) -> GenerationResult:
     """Speculative decoding of ``prompts`` (ragged list of token-id lists, or a (B, T) tensor).
 
@@ -178,7 +181,9 @@ def generate(
     ``num_draft_tokens``: K, or a :class:`DraftLengthPolicy` choosing K before every step
     (e.g. :class:`AdaptiveDraftLength`).  ``on_step``: called with each step's
     :class:`StepRecord` once its tokens are in the output (a streaming or timing hook; on CUDA
-    the hook must synchronise itself if it reads a clock).
+    the hook must synchronise itself if it reads a clock).  ``target_cache``: "dynamic" (transformers'
+    ``DynamicCache``, any causal LM) or "static" (:class:`StaticKVCache`: preallocated K/V for
+    Llama-style targets; with ``cuda_graphs=True`` on CUDA each query shape is a replayed graph).
     Randomness: ``generator`` on the target's device, or ``seed``.  The output law of every
     row is that of sampling the target autoregressively with ``sampling``'s warpers.
     """
@@ -208,7 +213,16 @@ def generate(
     outputs: list[list[int]] = [[] for _ in range(batch)]
     reasons = ["length"] * batch
     active = list(range(batch))
-    target_cache = RaggedCache(target, batch, device)
+    if target_cache == "dynamic":
+        if cuda_graphs:
+            raise ValueError("cuda_graphs=True needs target_cache='static'")
+        target_cache = RaggedCache(target, batch, device)
+    elif target_cache == "static":
+        longest_draft = getattr(policy, "num_draft_tokens", None) or getattr(policy, "max_draft_tokens", 64)
+        length = max(len(c) for c in contexts) + max_new_tokens + longest_draft + 1
+        target_cache = StaticKVCache(target, batch, device, max_length=length, cuda_graphs=cuda_graphs)
+    else:
+        raise ValueError(f"target_cache must be 'dynamic' or 'static', got {target_cache!r}")
     prefix = [ctx[:-1] for ctx in contexts]  # the last prompt token is fed with the first drafts
     if any(prefix):
         check_logits(target_cache.feed(prefix), "target")
