@@ -436,7 +436,7 @@ def build_parser() -> argparse.ArgumentParser:
     gate.add_argument("baseline", nargs="?", help="baseline pytest-benchmark JSON (default: the second newest in --storage)")
     gate.add_argument("current", nargs="?", help="current pytest-benchmark JSON (default: the newest in --storage)")
     gate.add_argument("--storage", default=".benchmarks", help="pytest-benchmark storage folder (default .benchmarks)")
-    gate.add_argument("--margin", type=float, default=0.05, help="tolerated relative change of a ratio (default 0.05)")
+    gate.add_argument("--margin", type=float, default=0.2, help="tolerated relative change of a ratio (default 0.2)")
     gate.add_argument("--confidence", type=float, default=0.95, help="bootstrap interval level (default 0.95)")
     gate.add_argument("--no-exact", action="store_true", help="do not compare seeded metrics exactly (runs from different machines)")
     gate.add_argument("--verbose", action="store_true", help="print every comparison, not only failures and improvements")

@@ -77,9 +77,7 @@ class StepClock:
                 continue
             if last is not None:
                 gaps.append(seconds - last)
-                gaps.extend([0.0] * (emitted - 1))
-            else:
-                gaps.extend([0.0] * (emitted - 1))  # tokens that arrived with the first one
+            gaps.extend([0.0] * (emitted - 1))  # the step's other tokens arrive with its first
             last = seconds
         return np.asarray(gaps, dtype=np.float64)
 

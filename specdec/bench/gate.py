@@ -9,7 +9,10 @@ median(current) / median(baseline), resampling the rounds of each run, and takes
 two-sided percentile interval.  It fails a metric only when the whole interval lies beyond
 the margin on the bad side (below 1 - margin when higher is better); an interval beyond it
 on the good side is reported as an improvement.  With R rounds a run's median takes at most
-R values, so the interval is coarse at R = 3: more rounds (``--bench-rounds``) sharpen it.
+R values, so the interval is coarse at R = 3: more rounds (``--bench-rounds``) sharpen it.  The
+interval covers the spread of rounds within each run, not the drift between runs (machine load,
+page faults): on this project's shared 2-core CPU, two runs of unchanged micro benchmarks differed
+by up to 1.8x in their ratio to the memory floor, hence the default margin of 20%.
 
 Deterministic metrics (seeded acceptance and tokens per step, ``extra_info["exact"]``) are
 compared exactly: any change fails, because the same seed on the same machine must give the
@@ -59,7 +62,7 @@ def ratio_interval(baseline, current, *, confidence: float = 0.95, resamples: in
     return float(low), float(high)
 
 
-def compare_runs(baseline: Run, current: Run, *, margin: float = 0.05, confidence: float = 0.95,
+def compare_runs(baseline: Run, current: Run, *, margin: float = 0.2, confidence: float = 0.95,
                  resamples: int = 10_000, exact: bool = True, seed: int = 0) -> list[Finding]:
     """Every (benchmark, metric) of two runs judged as described in the module docstring."""
     margin = as_float("margin", margin, minimum=0.0, maximum=1.0, high_open=True)

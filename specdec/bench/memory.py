@@ -6,7 +6,8 @@ CPU: the process's peak resident set size, reset at the start of the region by w
 5 to ``/proc/self/clear_refs`` (Linux >= 4.0) and read from ``VmHWM``; minus the resident
 size at the start.  Freed heap memory that the C allocator kept would hide new allocations
 (they reuse it without growing the RSS), so glibc's ``malloc_trim(0)`` returns it to the
-system first; RSS still counts pages, not bytes, so differences below ~1 MiB are noise.  Elsewhere the peak is unknown and reported as None, never guessed.
+system first.  Between repeated runs of the same work the result still moves by a few MiB
+(allocator and page-level effects), so differences that small are noise.  Elsewhere the peak is unknown and reported as None, never guessed.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ import math
 from collections import defaultdict
 
 from .history import Run
-from .rows import _split as _family
+from .rows import split_configuration as _family
 
 
 def _pyplot():

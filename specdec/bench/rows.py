@@ -138,7 +138,7 @@ def format_table(rows: list[dict], *, markdown: bool = False) -> str:
     return "\n".join([fmt(COLUMNS), fmt(["-" * w for w in widths])] + [fmt(cells) for cells in body])
 
 
-def _split(configuration: str) -> tuple[str, str]:
+def split_configuration(configuration: str) -> tuple[str, str]:
     """("lookup-n3 greedy", "K4") from "lookup-n3-K4-greedy"."""
     parts = configuration.split("-")
     k = next((p for p in parts if p.startswith("K")), "")
@@ -151,7 +151,7 @@ def choosing_k(rows: list[dict]) -> list[dict]:
     the alpha and costs measured at K = 4, else the largest K run) and the adaptive K's result."""
     groups: dict = {}
     for row in rows:
-        family, k = _split(row["configuration"])
+        family, k = split_configuration(row["configuration"])
         groups.setdefault((family, row["kind"]), {})[k] = row
     out = []
     for (family, kind), by_k in groups.items():
