@@ -6,7 +6,7 @@ Options (``make bench`` uses the defaults):
 --bench-rounds R       interleaved rounds per test (default 3: median, min, max)
 --bench-prompts P      prompts per task kind (default 1 of 6)
 --bench-grid G         "default" (about 12 minutes on a 2-core CPU) or "full" (every configuration)
---bench-device D       cpu (default) or cuda
+--bench-device D       cpu (default) or cuda (there the static-cache regime runs a K sweep on every kind)
 --bench-threads T      torch threads on CPU (default: every CPU this process may use)
 
 With ``--benchmark-disable`` (the test suite's default) every benchmark runs once on a tiny
@@ -23,7 +23,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from perf.harness import FULL_PEER_GRID, PEER_GRID, Plan, Workbench, default_grid, full_grid
+from perf.harness import (CUDA_STATIC_GRID, FULL_PEER_GRID, KINDS, PEER_GRID, STATIC_GRID, STATIC_KINDS, Plan, Workbench,
+                          default_grid, full_grid)
 
 ROWS_KEY = pytest.StashKey[list]()
 PEERS_KEY = pytest.StashKey[dict]()
@@ -50,7 +51,12 @@ def pytest_configure(config):
 
 
 def pytest_generate_tests(metafunc):
-    if "config" in metafunc.fixturenames:
+    if "static_config" in metafunc.fixturenames:  # the static-cache regime: a K sweep over every kind on CUDA
+        cuda = torch.device(metafunc.config.getoption("bench_device")).type == "cuda"
+        grid, kinds = (CUDA_STATIC_GRID, KINDS) if cuda else (STATIC_GRID, STATIC_KINDS)
+        metafunc.parametrize("static_config", grid, ids=[c.name for c in grid])
+        metafunc.parametrize("kind", kinds)
+    elif "config" in metafunc.fixturenames:
         full = metafunc.config.getoption("bench_grid") == "full"
         if "peer" in metafunc.function.__name__:
             grid = FULL_PEER_GRID if full else PEER_GRID
@@ -75,7 +81,8 @@ def bench_device(request) -> torch.device:
 
 @pytest.fixture(scope="session")
 def workbench(request, bench_device) -> Workbench:
-    return Workbench(bench_device, request.config.getoption("bench_threads"))
+    opt = request.config.getoption
+    return Workbench(bench_device, opt("bench_threads"), max_new_tokens=opt("bench_new_tokens"))
 
 
 @pytest.fixture
@@ -89,8 +96,16 @@ def plan(request, benchmark, bench_device) -> Plan:
 
 @pytest.fixture
 def record_row(request):
-    """Adds a row (dict) to the session's table."""
-    return request.config.stash[ROWS_KEY].append
+    """Adds a row (dict) to the session's table, and rewrites .benchmarks/latest/rows.json so a run cut
+    short keeps the rows it measured."""
+    rows = request.config.stash[ROWS_KEY]
+
+    def record(row: dict) -> None:
+        rows.append(row)
+        LATEST.mkdir(parents=True, exist_ok=True)
+        (LATEST / "rows.json").write_text(json.dumps(rows, indent=1))
+
+    return record
 
 
 @pytest.fixture

@@ -22,7 +22,7 @@ from specdec.bench.clock import StepClock, pin_threads, timed
 from specdec.bench.costs import StepCosts, calibrate
 from specdec.bench.memory import PeakMemory
 from specdec.bench.rows import Round
-from specdec.decoding import AdaptiveDraftLength, ModelDraft, NgramDraft, generate
+from specdec.decoding import AdaptiveDraftLength, ModelDraft, NgramDraft, StaticKVCache, generate
 from specdec.warpers import SamplingConfig
 
 MAX_K = 8
@@ -66,8 +66,9 @@ def full_grid() -> list[Config]:
     return [Config(d, k, t) for d, t in pairs for k in SWEEP_K]
 
 
-STATIC_GRID = [Config("lookup-n3", 4, 0.0, cache="static")]  # the static-cache regime, on STATIC_KINDS
+STATIC_GRID = [Config("lookup-n3", 4, 0.0, cache="static")]  # the static-cache regime on CPU, on STATIC_KINDS
 STATIC_KINDS = ("qa", "retrieval")
+CUDA_STATIC_GRID = [Config("lookup-n3", k, 0.0, cache="static") for k in SWEEP_K if k != 1]  # on CUDA: graphs, every kind
 PEER_GRID = [Config("lookup-n3", 4, 0.0), Config("model-greedy", 4, 0.0)]
 FULL_PEER_GRID = PEER_GRID + [Config("lookup-n2", 4, 0.0), Config("lookup-n3", 4, 0.7), Config("model-sampled", 4, 0.7),
                               Config("model-greedy", "adaptive", 0.0)]
@@ -84,10 +85,11 @@ class Plan:
 class Workbench:
     """Models, prompts and calibrated costs for one session (built lazily, cached)."""
 
-    def __init__(self, device: torch.device, threads: int | None) -> None:
+    def __init__(self, device: torch.device, threads: int | None, max_new_tokens: int) -> None:
         from fixtures.models import smollm2
 
         self.device = device
+        self.max_new_tokens = max_new_tokens
         self.threads = pin_threads(threads) if device.type == "cpu" else torch.get_num_threads()
         model, self.tokenizer = smollm2()
         self.target = model.to(device)
@@ -97,6 +99,17 @@ class Workbench:
     def draft_model(self):
         """SmolLM2 in bfloat16: the same network at half the bytes (this project has no smaller model)."""
         return copy.deepcopy(self.target).to(torch.bfloat16)
+
+    @functools.cached_property
+    def static_cache(self) -> StaticKVCache:
+        """The target's static KV cache, one per session: graphs captured once (in calibration) serve
+        every later call, as in a serving engine."""
+        longest = max(len(p) for kind in KINDS for p in self.prompts(kind, 6))
+        return StaticKVCache(self.target, 1, self.device, max_length=longest + self.max_new_tokens + MAX_K + 1,
+                             cuda_graphs=self.device.type == "cuda")
+
+    def target_cache(self, config: Config):
+        return self.static_cache if config.cache == "static" else "dynamic"
 
     @functools.lru_cache(maxsize=None)
     def prompts(self, kind: str, count: int) -> tuple[tuple[int, ...], ...]:
@@ -108,9 +121,8 @@ class Workbench:
             context = list(self.prompts("summarisation", 1)[0])
             draft = key.removesuffix("-static")
             kwargs = {"draft_model": self.draft_model} if draft == "model" else {"draft_lookup": self.draft_source(draft)}
-            static = key.endswith("-static")
-            self._costs[key] = calibrate(self.target, context, MAX_K, rounds=rounds, target_cache="static" if static else "dynamic",
-                                         cuda_graphs=static and self.device.type == "cuda", **kwargs)
+            cache = self.static_cache if key.endswith("-static") else "dynamic"
+            self._costs[key] = calibrate(self.target, context, MAX_K, rounds=rounds, target_cache=cache, **kwargs)
         return self._costs[key]
 
     def draft_source(self, draft: str):
@@ -128,10 +140,9 @@ class Workbench:
         """One generation of exactly ``new_tokens`` with ``config``'s sampling; autoregressive when draft_length is None."""
         draft = None if draft_length is None else self.draft_source(config.draft)
         clock.start()
-        static = config.cache == "static"
         return generate(self.target, draft, [list(prompt)], max_new_tokens=new_tokens, num_draft_tokens=draft_length or 0,
-                        sampling=config.sampling, eos_token_id=NO_EOS, seed=0, on_step=clock, target_cache=config.cache,
-                        cuda_graphs=static and self.device.type == "cuda")
+                        sampling=config.sampling, eos_token_id=NO_EOS, seed=0, on_step=clock,
+                        target_cache=self.target_cache(config))
 
 
 def run_side(bench: Workbench, prompts, config: Config, plan: Plan, draft_length=None):
@@ -150,4 +161,4 @@ def run_side(bench: Workbench, prompts, config: Config, plan: Plan, draft_length
     return seconds, peak, results, clocks
 
 
-__all__ = ["Config", "KINDS", "PEER_GRID", "STATIC_GRID", "STATIC_KINDS", "Plan", "Round", "Workbench", "default_grid", "full_grid", "run_side"]
+__all__ = ["CUDA_STATIC_GRID", "Config", "KINDS", "PEER_GRID", "STATIC_GRID", "STATIC_KINDS", "Plan", "Round", "Workbench", "default_grid", "full_grid", "run_side"]

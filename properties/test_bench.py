@@ -25,7 +25,7 @@ from specdec.bench.costs import StepCosts, calibrate
 from specdec.bench.gate import compare_runs, ratio_interval
 from specdec.bench.history import Run, load_history, load_run
 from specdec.bench.memory import PeakMemory
-from specdec.bench.rows import Round, format_table, summarise
+from specdec.bench.rows import Round, choosing_k, format_table, split_configuration, summarise
 from specdec.decoding import AdaptiveDraftLength, FixedDraftLength, ModelDraft, generate
 from specdec.warpers import SamplingConfig
 
@@ -186,6 +186,25 @@ def test_a_row_puts_f23_beside_the_paired_ratios():
     text = format_table([row.as_dict()])
     assert "lookup-n3-K4-greedy" in text and "2.10x [2.00-2.20]" in text
     assert format_table([row.as_dict()], markdown=True).startswith("| configuration |")
+
+
+@pytest.mark.parametrize("name, family, k", [("lookup-n3-K4-greedy", "lookup-n3 greedy", "K4"),
+                                              ("model-sampled-Kadapt-T0.7", "model-sampled T0.7", "Kadapt"),
+                                              ("lookup-n3-K8-greedy-static", "lookup-n3 greedy static", "K8")])
+def test_configuration_names_split_into_family_and_draft_length(name, family, k):
+    assert split_configuration(name) == (family, k)
+
+
+def test_choosing_k_sets_the_best_fixed_k_beside_f24_and_the_adaptive_k():
+    def row(name, speedup, optimal_k=4, mean_k=None):
+        return {"configuration": name, "kind": "qa", "speedup": {"median": speedup}, "optimal_k": optimal_k,
+                "mean_draft_tokens": mean_k}
+
+    rows = [row("lookup-n3-K2-greedy", 1.2), row("lookup-n3-K4-greedy", 1.5, optimal_k=8), row("lookup-n3-K8-greedy", 1.4),
+            row("lookup-n3-Kadapt-greedy", 1.45, mean_k=5.5), row("lookup-n3-K4-greedy-static", 2.0)]  # a lone K: no sweep
+    (entry,) = choosing_k(rows)
+    assert entry == {"family": "lookup-n3 greedy", "kind": "qa", "best_fixed_k": 4, "best_fixed_speedup": 1.5, "f24_k": 8,
+                     "f24_k_speedup": 1.4, "adaptive_mean_k": 5.5, "adaptive_speedup": 1.45}
 
 
 def test_a_row_of_autoregressive_steps_has_no_acceptance():

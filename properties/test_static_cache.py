@@ -52,6 +52,30 @@ def test_generate_with_the_static_target_emits_the_same_tokens(sampling):
     assert [s.num_accepted for s in static.steps] == [s.num_accepted for s in eager.steps]
 
 
+def test_a_reused_static_cache_gives_each_call_what_a_fresh_one_gives():
+    """Reset between calls: a second generation (other prompts, other batch size) is not polluted by the first."""
+    target, draft = tiny_llama_pair(0, TWO_LAYERS)
+    kwargs = dict(max_new_tokens=8, num_draft_tokens=3, sampling=SamplingConfig(temperature=1.0), seed=2)
+    cache = StaticKVCache(target, 2, "cpu", max_length=64)
+    for prompts in ([list(p) for p in TINY_PROMPTS[:2]], [list(TINY_PROMPTS[-1])], [list(p) for p in TINY_PROMPTS[:2]]):
+        fresh = generate(target, ModelDraft(draft), prompts, target_cache="static", **kwargs)
+        reused = generate(target, ModelDraft(draft), prompts, target_cache=cache, **kwargs)
+        assert reused.tokens == fresh.tokens
+
+
+def test_a_static_cache_passed_in_must_fit_the_call():
+    target, other = tiny_llama_pair(0, TWO_LAYERS)
+    small = StaticKVCache(target, 1, "cpu", max_length=6)  # K = 0: prompt + new tokens + 1 must fit
+    with pytest.raises(ValueError, match="max_length=6"):
+        generate(target, None, [[1, 2, 3]], max_new_tokens=4, num_draft_tokens=0, seed=0, target_cache=small)
+    with pytest.raises(ValueError, match="another model"):
+        generate(other, None, [[1]], max_new_tokens=2, num_draft_tokens=0, seed=0, target_cache=small)
+    with pytest.raises(ValueError, match="cuda_graphs=False"):
+        generate(target, None, [[1]], max_new_tokens=2, num_draft_tokens=0, seed=0, target_cache=small, cuda_graphs=True)
+    with pytest.raises(TypeError, match="StaticKVCache, got RaggedCache"):
+        generate(target, None, [[1]], max_new_tokens=2, num_draft_tokens=0, seed=0, target_cache=RaggedCache(target, 1, "cpu"))
+
+
 def test_smollm2_static_target_matches_eager_greedy_token_for_token():
     model, _ = smollm2()  # grouped-query attention: 9 query heads over 3 K/V heads
     prompts = [smollm2_chat_prompt("Repeat exactly: the cat sat on the mat."), smollm2_chat_prompt("Why is the sky blue?")]
@@ -71,6 +95,20 @@ def test_static_cache_refuses_what_it_cannot_run():
         StaticKVCache(target, 1, "cpu", max_length=8, cuda_graphs=True)
     with pytest.raises(TypeError, match="Llama-style"):
         StaticKVCache(torch.nn.Linear(2, 2), 1, "cpu", max_length=8)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("sampling", [GREEDY, SamplingConfig(temperature=1.0)], ids=["greedy", "T1"])
+def test_tiny_cuda_graph_replay_matches_eager_token_for_token_and_survives_reuse(sampling):
+    target, draft = (m.to("cuda") for m in tiny_llama_pair(0, TWO_LAYERS))
+    prompts = [list(p) for p in TINY_PROMPTS]
+    kwargs = dict(max_new_tokens=10, num_draft_tokens=3, sampling=sampling, seed=1)
+    eager = generate(target, ModelDraft(draft), prompts, **kwargs)
+    cache = StaticKVCache(target, len(prompts), "cuda", max_length=64, cuda_graphs=True)
+    for _ in range(2):  # the second call replays the graphs the first captured (when no row finished early)
+        graphs = generate(target, ModelDraft(draft), prompts, target_cache=cache, **kwargs)
+        assert graphs.tokens == eager.tokens
+        assert [s.num_accepted for s in graphs.steps] == [s.num_accepted for s in eager.steps]
 
 
 @pytest.mark.gpu

@@ -19,10 +19,11 @@ from .clock import timed
 
 
 @torch.no_grad()
-def forward_costs(model, context: list[int], widths, *, rounds: int = 5, target_cache: str = "dynamic",
+def forward_costs(model, context: list[int], widths, *, rounds: int = 5, target_cache="dynamic",
                   cuda_graphs: bool = False) -> dict[int, float]:
     """Median seconds of one cached forward over ``width`` new tokens after ``context``, per width,
-    through the loop's own cache (``target_cache`` "dynamic" or "static", as in ``generate``)."""
+    through the loop's own cache (``target_cache`` "dynamic", "static" or a StaticKVCache to reuse,
+    as in ``generate``; a reused one keeps the graphs captured here)."""
     from .._hf import model_device
     from ..decoding.kvcache import RaggedCache
     from ..decoding.static_cache import StaticKVCache
@@ -30,10 +31,18 @@ def forward_costs(model, context: list[int], widths, *, rounds: int = 5, target_
     rounds = as_int("rounds", rounds, minimum=1)
     widths = [as_int("width", w, minimum=1) for w in widths]
     device = model_device(model)
-    if target_cache == "static":
+    if isinstance(target_cache, StaticKVCache):
+        if target_cache.max_length < len(context) + max(widths):
+            raise ValueError(f"target_cache holds max_length={target_cache.max_length}, fewer than the context "
+                             f"({len(context)}) plus the widest forward ({max(widths)})")
+        cache = target_cache
+        cache.reset(1)
+    elif target_cache == "static":
         cache = StaticKVCache(model, 1, device, max_length=len(context) + max(widths) + 1, cuda_graphs=cuda_graphs)
-    else:
+    elif target_cache == "dynamic":
         cache = RaggedCache(model, 1, device)
+    else:
+        raise ValueError(f"target_cache must be 'dynamic', 'static' or a StaticKVCache, got {target_cache!r}")
     cache.feed([list(context)])
     keep = torch.tensor([len(context)], device=device)
     times: dict[int, list[float]] = {w: [] for w in widths}
@@ -75,7 +84,7 @@ class StepCosts:
 
 
 def calibrate(target, context: list[int], max_k: int, *, draft_model=None, draft_lookup=None, rounds: int = 5,
-              target_cache: str = "dynamic", cuda_graphs: bool = False) -> StepCosts:
+              target_cache="dynamic", cuda_graphs: bool = False) -> StepCosts:
     """Target costs for K = 0..max_k (through ``target_cache``) and the draft cost per token (a model's
     cached step, or a lookup)."""
     max_k = as_int("max_k", max_k, minimum=0)

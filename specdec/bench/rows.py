@@ -139,11 +139,13 @@ def format_table(rows: list[dict], *, markdown: bool = False) -> str:
 
 
 def split_configuration(configuration: str) -> tuple[str, str]:
-    """("lookup-n3 greedy", "K4") from "lookup-n3-K4-greedy"."""
+    """("lookup-n3 greedy", "K4") from "lookup-n3-K4-greedy"; ("lookup-n3 greedy static", "K4") from
+    "lookup-n3-K4-greedy-static"."""
     parts = configuration.split("-")
+    suffix = [parts.pop()] if len(parts) > 2 and parts[-1] == "static" else []
     k = next((p for p in parts if p.startswith("K")), "")
     rest = [p for p in parts if p != k]
-    return f"{'-'.join(rest[:-1])} {rest[-1]}", k
+    return " ".join(["-".join(rest[:-1]), rest[-1], *suffix]), k
 
 
 def choosing_k(rows: list[dict]) -> list[dict]:

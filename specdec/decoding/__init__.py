@@ -1,4 +1,4 @@
-"""Decoding real models (SPEC §1): the loop, draft sources, the ragged KV cache, model builders.
+"""Decoding real models (SPEC §1): the loop, draft sources, the ragged and static KV caches, model builders.
 
 Needs transformers (the ``hf`` extra).
 """
@@ -6,5 +6,6 @@ Needs transformers (the ``hf`` extra).
 from .draft_length import AdaptiveDraftLength, FixedDraftLength
 from .drafts import ModelDraft, NgramDraft, Proposal
 from .loop import GenerationResult, SpeculativeDecoder, StepRecord, generate
+from .static_cache import StaticKVCache
 
-__all__ = ["AdaptiveDraftLength", "FixedDraftLength", "GenerationResult", "ModelDraft", "NgramDraft", "Proposal", "SpeculativeDecoder", "StepRecord", "generate"]
+__all__ = ["AdaptiveDraftLength", "FixedDraftLength", "GenerationResult", "ModelDraft", "NgramDraft", "Proposal", "SpeculativeDecoder", "StaticKVCache", "StepRecord", "generate"]

@@ -167,7 +167,7 @@ def generate(
     prob_dtype: torch.dtype = torch.float32,
     fused: bool | None = None,
     on_step: Callable[[StepRecord], None] | None = None,
-    target_cache: str = "dynamic",
+    target_cache="dynamic",
     cuda_graphs: bool = False,
 ) -> GenerationResult:
     """Speculative decoding of ``prompts`` (ragged list of token-id lists, or a (B, T) tensor).
@@ -182,8 +182,9 @@ def generate(
     (e.g. :class:`AdaptiveDraftLength`).  ``on_step``: called with each step's
     :class:`StepRecord` once its tokens are in the output (a streaming or timing hook; on CUDA
     the hook must synchronise itself if it reads a clock).  ``target_cache``: "dynamic" (transformers'
-    ``DynamicCache``, any causal LM) or "static" (:class:`StaticKVCache`: preallocated K/V for
-    Llama-style targets; with ``cuda_graphs=True`` on CUDA each query shape is a replayed graph).
+    ``DynamicCache``, any causal LM), "static" (:class:`StaticKVCache`: preallocated K/V for
+    Llama-style targets; with ``cuda_graphs=True`` on CUDA each step's query shape is a replayed
+    graph) or a :class:`StaticKVCache` to reuse (reset here; its graphs are kept across calls).
     Randomness: ``generator`` on the target's device, or ``seed``.  The output law of every
     row is that of sampling the target autoregressively with ``sampling``'s warpers.
     """
@@ -213,16 +214,14 @@ def generate(
     outputs: list[list[int]] = [[] for _ in range(batch)]
     reasons = ["length"] * batch
     active = list(range(batch))
-    if target_cache == "dynamic":
+    if isinstance(target_cache, str) and target_cache == "dynamic":
         if cuda_graphs:
             raise ValueError("cuda_graphs=True needs target_cache='static'")
         target_cache = RaggedCache(target, batch, device)
-    elif target_cache == "static":
-        longest_draft = getattr(policy, "num_draft_tokens", None) or getattr(policy, "max_draft_tokens", 64)
-        length = max(len(c) for c in contexts) + max_new_tokens + longest_draft + 1
-        target_cache = StaticKVCache(target, batch, device, max_length=length, cuda_graphs=cuda_graphs)
     else:
-        raise ValueError(f"target_cache must be 'dynamic' or 'static', got {target_cache!r}")
+        longest_draft = getattr(policy, "num_draft_tokens", getattr(policy, "max_draft_tokens", 64))
+        length = max(len(c) for c in contexts) + max_new_tokens + longest_draft + 1
+        target_cache = _static_cache(target_cache, target, batch, device, length, cuda_graphs)
     prefix = [ctx[:-1] for ctx in contexts]  # the last prompt token is fed with the first drafts
     if any(prefix):
         check_logits(target_cache.feed(prefix), "target")
@@ -282,6 +281,27 @@ def generate(
                 if use_draft:
                     draft.select(index)
     return GenerationResult(tokens=outputs, finish_reasons=reasons, steps=steps)
+
+
+def _static_cache(target_cache, target, batch: int, device, length: int, cuda_graphs: bool) -> StaticKVCache:
+    """A new :class:`StaticKVCache` for ``target_cache="static"``, or the instance given, reset for this call."""
+    if isinstance(target_cache, str):
+        if target_cache != "static":
+            raise ValueError(f"target_cache must be 'dynamic', 'static' or a StaticKVCache, got {target_cache!r}")
+        return StaticKVCache(target, batch, device, max_length=length, cuda_graphs=cuda_graphs)
+    if not isinstance(target_cache, StaticKVCache):
+        raise TypeError(f"target_cache must be 'dynamic', 'static' or a StaticKVCache, got {type(target_cache).__name__}")
+    if target_cache.model is not target:
+        raise ValueError("target_cache was built for another model than target")
+    if target_cache.device != device:
+        raise ValueError(f"target_cache is on {target_cache.device}, the target on {device}")
+    if target_cache.max_length < length:
+        raise ValueError(f"target_cache holds max_length={target_cache.max_length} positions; this call may reach {length} "
+                         "(longest prompt + max_new_tokens + the longest draft + 1)")
+    if cuda_graphs and not target_cache.cuda_graphs:
+        raise ValueError("cuda_graphs=True, but the target_cache given was built with cuda_graphs=False")
+    target_cache.reset(batch)
+    return target_cache
 
 
 def draft_length_policy(num_draft_tokens) -> DraftLengthPolicy:

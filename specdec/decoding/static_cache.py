@@ -10,13 +10,15 @@ K/V buffers it owns:
   query at p attends to slots 0..p (a mask from position tensors, no host data), and a rollback
   is only ``fed = min(fed, keep)`` - stale slots beyond are rewritten before any query reads them;
 * left padding of ragged chunks writes to the scratch slot S - 1, which no real query sees;
-* with ``cuda_graphs=True`` (CUDA only) one graph is captured per (B, T) query shape - T = K + 1
-  while verifying - and replayed with its inputs copied in, so a step costs kernel time, not
-  Python and launch time.
+* with ``cuda_graphs=True`` (CUDA only) one graph is captured per (B, T) query shape of the loop's
+  steps (:meth:`feed_tensor`; T = K + 1 while verifying) and replayed with its inputs copied in, so
+  a step costs kernel time, not Python and launch time.  The prefill (:meth:`feed`, one shape per
+  prompt length) runs eagerly.
 
 :class:`StaticKVCache` has :class:`RaggedCache`'s interface (feed, feed_tensor, rollback, select),
 so ``generate(..., target_cache="static")`` uses it for the target; tests check it token for token
-against the eager model.
+against the eager model.  An instance passed as ``generate(..., target_cache=cache)`` is reset and
+reused, captured graphs included (capture happens once, not in every call: what a benchmark needs).
 """
 
 from __future__ import annotations
@@ -60,6 +62,8 @@ class StaticKVCache:
         if not isinstance(cuda_graphs, bool):
             raise TypeError(f"cuda_graphs must be a bool, got {cuda_graphs!r}")
         self.device = torch.device(device)
+        if self.device.type == "cuda" and self.device.index is None and torch.cuda.is_available():
+            self.device = torch.device("cuda", torch.cuda.current_device())  # as the model's parameters report it
         if cuda_graphs and self.device.type != "cuda":
             raise ValueError(f"cuda_graphs=True needs a CUDA device, got {self.device}")
         self.model = model
@@ -69,22 +73,39 @@ class StaticKVCache:
         self.head_dim = getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads
         self.kv_heads = config.num_key_value_heads
         self.length = as_int("max_length", max_length, minimum=1) + 1  # + the scratch slot
-        batch_size = as_int("batch_size", batch_size, minimum=1)
-        dtype = inner.embed_tokens.weight.dtype
+        self.slots = torch.arange(self.length, device=self.device)
+        self._graphs: dict = {}
+        self._allocate(as_int("batch_size", batch_size, minimum=1))
+
+    def _allocate(self, batch_size: int) -> None:
+        dtype = self.model.model.embed_tokens.weight.dtype
         shape = (batch_size, self.kv_heads, self.length, self.head_dim)
         self.keys = [torch.zeros(shape, dtype=dtype, device=self.device) for _ in self.layers]
         self.values = [torch.zeros(shape, dtype=dtype, device=self.device) for _ in self.layers]
-        self.slots = torch.arange(self.length, device=self.device)
         self.fed = torch.zeros(batch_size, dtype=torch.long, device=self.device)
-        self._graphs: dict = {}
+        self._graphs.clear()  # captured graphs read the old buffers
 
     @property
     def batch_size(self) -> int:
         return self.fed.shape[0]
 
     @property
+    def max_length(self) -> int:
+        """The longest context (prompt + generated + drafted tokens) a row may reach."""
+        return self.length - 1
+
+    @property
     def scratch(self) -> int:
         return self.length - 1
+
+    def reset(self, batch_size: int) -> None:
+        """Empty every row for a new generation of ``batch_size`` rows; buffers and captured graphs
+        are kept when the batch size is the current one (stale slots are rewritten before they are read)."""
+        batch_size = as_int("batch_size", batch_size, minimum=1)
+        if batch_size != self.batch_size:
+            self._allocate(batch_size)
+        else:
+            self.fed = torch.zeros_like(self.fed)
 
     def feed(self, chunks: list[list[int]]) -> torch.Tensor:
         """Append each row's next tokens (right-aligned, as :meth:`RaggedCache.feed`); logits (B, T, V)."""
@@ -95,13 +116,18 @@ class StaticKVCache:
             raise ValueError("feed needs at least one token in some row")
         tokens = torch.tensor([[0] * (width - len(c)) + list(c) for c in chunks], dtype=torch.long, device=self.device)
         counts = torch.tensor([len(c) for c in chunks], dtype=torch.long, device=self.device)
-        return self.feed_tensor(tokens, counts)
+        return self._feed(tokens, counts, graphed=False)
 
     def feed_tensor(self, tokens: torch.Tensor, counts: torch.Tensor) -> torch.Tensor:
+        """A loop step: (B, T) right-aligned tokens, ``counts`` real ones per row; replayed from a graph
+        when ``cuda_graphs``."""
+        return self._feed(tokens, counts, graphed=self.cuda_graphs)
+
+    def _feed(self, tokens: torch.Tensor, counts: torch.Tensor, *, graphed: bool) -> torch.Tensor:
         width = tokens.shape[1]
         offset = torch.arange(width, device=self.device) - (width - counts).unsqueeze(-1)
         positions = torch.where(offset >= 0, self.fed.unsqueeze(-1) + offset, self.scratch)
-        logits = self._run(tokens, positions)
+        logits = self._replay(tokens, positions) if graphed else self._forward(tokens, positions)
         self.fed = self.fed + counts
         return logits
 
@@ -138,9 +164,7 @@ class StaticKVCache:
             hidden = hidden + layer.mlp(layer.post_attention_layernorm(hidden))
         return self.model.lm_head(inner.norm(hidden))
 
-    def _run(self, tokens: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
-        if not self.cuda_graphs:
-            return self._forward(tokens, positions)
+    def _replay(self, tokens: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
         key = tuple(tokens.shape)
         if key not in self._graphs:
             static_tokens, static_positions = tokens.clone(), positions.clone()
