@@ -37,16 +37,21 @@ def _random_llama(shape: dict, dtype: torch.dtype):
         return LlamaForCausalLM(config).to(dtype).eval()
 
 
-def _kernels_per_forward(cache, width: int) -> int:
+def _kernels_per_forward(model, width: int) -> int:
+    """CUDA kernels one eager static-cache forward of ``width`` tokens launches (what a graph of it replays)."""
     from torch.profiler import ProfilerActivity, profile
 
-    tokens = torch.full((1, width), 7, device="cuda")
-    counts = torch.tensor([width], device="cuda")
-    keep = cache.fed.clone()
+    from specdec.decoding import StaticKVCache
+
+    cache = StaticKVCache(model, 1, "cuda", max_length=len(CONTEXT) + width)
+    cache.feed([CONTEXT])
+    tokens, counts = torch.full((1, width), 7, device="cuda"), torch.tensor([width], device="cuda")
+    cache.feed_tensor(tokens, counts)  # warm-up
+    cache.rollback(torch.tensor([len(CONTEXT)], device="cuda"))
+    torch.cuda.synchronize()
     with profile(activities=[ProfilerActivity.CUDA]) as prof:
-        cache._feed(tokens, counts, graphed=False)
+        cache.feed_tensor(tokens, counts)
         torch.cuda.synchronize()
-    cache.rollback(keep)
     return sum(1 for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA)
 
 
@@ -64,7 +69,7 @@ def test_graph_step_vs_eager_and_the_weight_floor(benchmark, shape, dtype):
     eager = forward_costs(model, CONTEXT, WIDTHS, rounds=10)
     cache = StaticKVCache(model, 1, device, max_length=len(CONTEXT) + max(WIDTHS) + 1, cuda_graphs=True)
     graphs = forward_costs(model, CONTEXT, WIDTHS, rounds=10, target_cache=cache)  # captures one graph per width
-    kernels = _kernels_per_forward(cache, 5)
+    kernels = _kernels_per_forward(model, 5)
 
     step, one = torch.full((1, 1), 7, device=device), torch.tensor([1], device=device)
     keep = cache.fed.clone()

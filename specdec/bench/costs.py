@@ -26,23 +26,15 @@ def forward_costs(model, context: list[int], widths, *, rounds: int = 5, target_
     as in ``generate``; a reused one keeps the graphs captured here)."""
     from .._hf import model_device
     from ..decoding.kvcache import RaggedCache
-    from ..decoding.static_cache import StaticKVCache
+    from ..decoding.static_cache import static_cache_for_call
 
     rounds = as_int("rounds", rounds, minimum=1)
     widths = [as_int("width", w, minimum=1) for w in widths]
     device = model_device(model)
-    if isinstance(target_cache, StaticKVCache):
-        if target_cache.max_length < len(context) + max(widths):
-            raise ValueError(f"target_cache holds max_length={target_cache.max_length}, fewer than the context "
-                             f"({len(context)}) plus the widest forward ({max(widths)})")
-        cache = target_cache
-        cache.reset(1)
-    elif target_cache == "static":
-        cache = StaticKVCache(model, 1, device, max_length=len(context) + max(widths) + 1, cuda_graphs=cuda_graphs)
-    elif target_cache == "dynamic":
+    if isinstance(target_cache, str) and target_cache == "dynamic":
         cache = RaggedCache(model, 1, device)
     else:
-        raise ValueError(f"target_cache must be 'dynamic', 'static' or a StaticKVCache, got {target_cache!r}")
+        cache = static_cache_for_call(target_cache, model, 1, device, len(context) + max(widths) + 1, cuda_graphs)
     cache.feed([list(context)])
     keep = torch.tensor([len(context)], device=device)
     times: dict[int, list[float]] = {w: [] for w in widths}

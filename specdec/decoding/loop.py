@@ -36,7 +36,7 @@ from ..warpers import SamplingConfig, warped_probs
 from .draft_length import FixedDraftLength
 from .drafts import ModelDraft
 from .kvcache import RaggedCache
-from .static_cache import StaticKVCache
+from .static_cache import static_cache_for_call
 
 VERIFIERS: dict[str, Callable] = {"token": verify_tokens, "block": verify_block}
 ACCEPTANCE_RULES = ((verify_tokens, "token"), (verify_block, "block"))  # which exact law of tau applies (F26, F20)
@@ -221,7 +221,7 @@ def generate(
     else:
         longest_draft = getattr(policy, "num_draft_tokens", getattr(policy, "max_draft_tokens", 64))
         length = max(len(c) for c in contexts) + max_new_tokens + longest_draft + 1
-        target_cache = _static_cache(target_cache, target, batch, device, length, cuda_graphs)
+        target_cache = static_cache_for_call(target_cache, target, batch, device, length, cuda_graphs)
     prefix = [ctx[:-1] for ctx in contexts]  # the last prompt token is fed with the first drafts
     if any(prefix):
         check_logits(target_cache.feed(prefix), "target")
@@ -281,27 +281,6 @@ def generate(
                 if use_draft:
                     draft.select(index)
     return GenerationResult(tokens=outputs, finish_reasons=reasons, steps=steps)
-
-
-def _static_cache(target_cache, target, batch: int, device, length: int, cuda_graphs: bool) -> StaticKVCache:
-    """A new :class:`StaticKVCache` for ``target_cache="static"``, or the instance given, reset for this call."""
-    if isinstance(target_cache, str):
-        if target_cache != "static":
-            raise ValueError(f"target_cache must be 'dynamic', 'static' or a StaticKVCache, got {target_cache!r}")
-        return StaticKVCache(target, batch, device, max_length=length, cuda_graphs=cuda_graphs)
-    if not isinstance(target_cache, StaticKVCache):
-        raise TypeError(f"target_cache must be 'dynamic', 'static' or a StaticKVCache, got {type(target_cache).__name__}")
-    if target_cache.model is not target:
-        raise ValueError("target_cache was built for another model than target")
-    if target_cache.device != device:
-        raise ValueError(f"target_cache is on {target_cache.device}, the target on {device}")
-    if target_cache.max_length < length:
-        raise ValueError(f"target_cache holds max_length={target_cache.max_length} positions; this call may reach {length} "
-                         "(longest prompt + max_new_tokens + the longest draft + 1)")
-    if cuda_graphs and not target_cache.cuda_graphs:
-        raise ValueError("cuda_graphs=True, but the target_cache given was built with cuda_graphs=False")
-    target_cache.reset(batch)
-    return target_cache
 
 
 def draft_length_policy(num_draft_tokens) -> DraftLengthPolicy:

@@ -182,3 +182,25 @@ class StaticKVCache:
         static_positions.copy_(positions)
         graph.replay()
         return static_logits.clone()
+
+
+def static_cache_for_call(target_cache, target, batch: int, device, length: int, cuda_graphs: bool) -> StaticKVCache:
+    """A new :class:`StaticKVCache` for ``target_cache="static"``, or the instance given, checked against
+    this call (same model and device, room for ``length`` positions) and reset to ``batch`` rows."""
+    if isinstance(target_cache, str):
+        if target_cache != "static":
+            raise ValueError(f"target_cache must be 'dynamic', 'static' or a StaticKVCache, got {target_cache!r}")
+        return StaticKVCache(target, batch, device, max_length=length, cuda_graphs=cuda_graphs)
+    if not isinstance(target_cache, StaticKVCache):
+        raise TypeError(f"target_cache must be 'dynamic', 'static' or a StaticKVCache, got {type(target_cache).__name__}")
+    if target_cache.model is not target:
+        raise ValueError("target_cache was built for another model than target")
+    if target_cache.device != device:
+        raise ValueError(f"target_cache is on {target_cache.device}, the target on {device}")
+    if target_cache.max_length < length:
+        raise ValueError(f"target_cache holds max_length={target_cache.max_length} positions; this call may reach {length} "
+                         "(the longest context it will hold)")
+    if cuda_graphs and not target_cache.cuda_graphs:
+        raise ValueError("cuda_graphs=True, but the target_cache given was built with cuda_graphs=False")
+    target_cache.reset(batch)
+    return target_cache
