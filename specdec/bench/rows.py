@@ -133,9 +133,14 @@ def format_table(rows: list[dict], *, markdown: bool = False) -> str:
     if markdown:
         lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "|".join("---" for _ in COLUMNS) + "|"]
         return "\n".join(lines + ["| " + " | ".join(cells) + " |" for cells in body])
-    widths = [max(len(c), *(len(cells[i]) for cells in body)) if body else len(c) for i, c in enumerate(COLUMNS)]
+    return _text_table(COLUMNS, body)
+
+
+def _text_table(head, body: list[list[str]]) -> str:
+    """Left-aligned columns two spaces apart, a dashed rule under the header."""
+    widths = [max(len(h), *(len(cells[i]) for cells in body)) if body else len(h) for i, h in enumerate(head)]
     fmt = lambda cells: "  ".join(cell.ljust(w) for cell, w in zip(cells, widths))  # noqa: E731
-    return "\n".join([fmt(COLUMNS), fmt(["-" * w for w in widths])] + [fmt(cells) for cells in body])
+    return "\n".join([fmt(head), fmt(["-" * w for w in widths])] + [fmt(cells) for cells in body])
 
 
 def split_configuration(configuration: str) -> tuple[str, str]:
@@ -179,6 +184,4 @@ def format_choosing_k(entries: list[dict]) -> str:
              "-" if e["f24_k_speedup"] is None else f"{e['f24_k_speedup']:.2f}x",
              "-" if e["adaptive_mean_k"] is None else f"{e['adaptive_mean_k']:.2f}",
              "-" if e["adaptive_speedup"] is None else f"{e['adaptive_speedup']:.2f}x"] for e in entries]
-    widths = [max(len(h), *(len(b[i]) for b in body)) if body else len(h) for i, h in enumerate(head)]
-    fmt = lambda cells: "  ".join(c.ljust(w) for c, w in zip(cells, widths))  # noqa: E731
-    return "\n".join([fmt(head), fmt(["-" * w for w in widths])] + [fmt(b) for b in body])
+    return _text_table(head, body)
