@@ -43,7 +43,7 @@ def test_check_one_level_writes_one_json_object(tmp_path, capsys):
     "argv, message",
     [
         (["compare", "--target", "1,x"], "--target must be comma-separated numbers"),
-        (["compare", "--target", "1,2"], "--target has 2 entries but the default --draft (SPEC §3's) has 3"),
+        (["compare", "--target", "1,2"], "--target has 2 entries but the default --draft (the reference example's) has 3"),
         (["compare", "--draft", "0,0,0"], "not all zero"),
         (["compare", "--case", "nope"], "unknown --case 'nope'"),
         (["compare", "--case", ""], "unknown --case ''"),

@@ -1,0 +1,73 @@
+"""Argument checks shared by every command, run before any work: a bad argument is one line on
+stderr and its own exit status (:data:`specdec.cli.exit_codes.USAGE`)."""
+
+from __future__ import annotations
+
+import math
+import os
+
+
+class UsageError(Exception):
+    """A bad argument: reported in one line, exit status 2."""
+
+
+def unit_interval(name: str, value: float) -> float:
+    if not (math.isfinite(value) and 0 < value < 1):
+        raise UsageError(f"{name} must be in (0, 1), got {value}")
+    return value
+
+
+def seconds(name: str, value: float | None) -> float | None:
+    if value is not None and not (math.isfinite(value) and value > 0):
+        raise UsageError(f"{name} must be a positive number of seconds, got {value}")
+    return value
+
+
+def writable(name: str, path: str | None) -> None:
+    """``path`` can be written: not a folder, its folder exists and is writable."""
+    if path is None:
+        return
+    if not path:
+        raise UsageError(f"{name} must be a file path, got an empty string")
+    if os.path.isdir(path):
+        raise UsageError(f"{name} {path!r} is a folder; give a file path")
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise UsageError(f"{name} {path!r}: the folder {folder} does not exist")
+    if not os.access(folder, os.W_OK) or (os.path.exists(path) and not os.access(path, os.W_OK)):
+        raise UsageError(f"{name} {path!r} is not writable")
+
+
+def folder(name: str, path: str) -> None:
+    if not os.path.isdir(path):
+        raise UsageError(f"{name} {path}: the folder does not exist")
+
+
+def device(text: str | None):
+    """A torch device the engine can run on, or None (the default)."""
+    if text is None:
+        return None
+    import torch
+
+    try:
+        parsed = torch.device(text)
+    except (RuntimeError, TypeError):
+        raise UsageError(f"--device must name a torch device (cpu, cuda, cuda:1), got {text!r}") from None
+    if parsed.type == "cuda" and not torch.cuda.is_available():
+        raise UsageError("--device cuda: CUDA is not available on this machine")
+    if parsed.type not in ("cpu", "cuda"):
+        raise UsageError(f"--device {text!r}: the engine runs on cpu or cuda devices, not {parsed.type}")
+    return parsed
+
+
+def vector(name: str, text: str):
+    import torch
+
+    try:
+        values = [float(x) for x in text.split(",")]
+    except ValueError:
+        raise UsageError(f"--{name} must be comma-separated numbers, got {text!r}") from None
+    t = torch.tensor(values, dtype=torch.float64)
+    if not bool(torch.isfinite(t).all()) or bool((t < 0).any()) or float(t.sum()) <= 0:
+        raise UsageError(f"--{name} must be finite, non-negative and not all zero, got {text!r}")
+    return t / t.sum()

@@ -1,0 +1,86 @@
+"""``specdec bench gate`` (the ratio gate over two stored runs, :mod:`specdec.bench.gate`) and
+``specdec bench plot`` (the latest run's rows and the stored history, :mod:`specdec.bench.plots`)."""
+
+from __future__ import annotations
+
+import math
+
+from ._args import UsageError, unit_interval
+
+
+def _runs_to_compare(args):
+    from ..bench.history import load_history, load_run
+
+    if args.baseline and args.current:
+        return load_run(args.baseline), load_run(args.current)
+    if args.baseline or args.current:
+        raise UsageError("give both BASELINE and CURRENT, or neither (then the two newest runs in --storage)")
+    runs = load_history(args.storage)
+    if len(runs) < 2:
+        raise UsageError(f"{args.storage} holds {len(runs)} stored run(s); the gate needs two (make bench saves one per run)")
+    return runs[-2], runs[-1]
+
+
+def gate_command(args) -> int:
+    from ..bench.gate import compare_runs, same_machine
+
+    unit_interval("--confidence", args.confidence)
+    if not (math.isfinite(args.margin) and 0 <= args.margin < 1):
+        raise UsageError(f"--margin must be in [0, 1), got {args.margin}")
+    baseline, current = _runs_to_compare(args)
+    print(f"baseline {baseline.path} (commit {baseline.label}); current {current.path} (commit {current.label}); "
+          f"margin {args.margin:.0%}, {args.confidence:.0%} bootstrap interval on median(current)/median(baseline)")
+    if not same_machine(baseline, current):
+        print("warning: the runs come from different machines or settings; ratios travel better than times, exact metrics do not")
+    findings = compare_runs(baseline, current, margin=args.margin, confidence=args.confidence, exact=not args.no_exact)
+    bad = [f for f in findings if f.verdict in ("regression", "changed")]
+    for finding in findings:
+        if args.verbose or finding.verdict != "ok":
+            print(finding.line())
+    judged = sum(f.verdict != "missing" for f in findings)
+    print(f"{judged} comparisons: {len(bad)} failing, {sum(f.verdict == 'improvement' for f in findings)} improved")
+    return 1 if bad else 0
+
+
+def plot_command(args) -> int:
+    import json
+    from pathlib import Path
+
+    from ..bench.history import load_history
+    from ..bench.plots import plot_history, plot_speedup_vs_k
+
+    out = Path(args.out)
+    if not out.is_dir():
+        raise UsageError(f"--out {out}: the folder does not exist")
+    rows_path = Path(args.rows)
+    if not rows_path.exists():
+        raise UsageError(f"--rows {rows_path} does not exist: run `make bench` first")
+    rows = json.loads(rows_path.read_text())
+    plot_speedup_vs_k(rows, str(out / "speedup_vs_k.png"))
+    print(f"wrote {out / 'speedup_vs_k.png'} ({len(rows)} rows)")
+    runs = load_history(args.storage) if Path(args.storage).is_dir() else []
+    if runs:
+        plot_history(runs, str(out / "history.png"))
+        print(f"wrote {out / 'history.png'} ({len(runs)} stored runs)")
+    else:
+        print(f"no stored runs under {args.storage}: no history plot")
+    return 0
+
+
+def add_parser(sub) -> None:
+    bench = sub.add_parser("bench", help="benchmark history: the ratio gate and plots (make bench stores the runs)")
+    bench_sub = bench.add_subparsers(dest="bench_command", required=True)
+    gate = bench_sub.add_parser("gate", help="fail when a stored run's ratios regressed against a baseline run")
+    gate.add_argument("baseline", nargs="?", help="baseline pytest-benchmark JSON (default: the second newest in --storage)")
+    gate.add_argument("current", nargs="?", help="current pytest-benchmark JSON (default: the newest in --storage)")
+    gate.add_argument("--storage", default=".benchmarks", help="pytest-benchmark storage folder (default .benchmarks)")
+    gate.add_argument("--margin", type=float, default=0.2, help="tolerated relative change of a ratio (default 0.2)")
+    gate.add_argument("--confidence", type=float, default=0.95, help="bootstrap interval level (default 0.95)")
+    gate.add_argument("--no-exact", action="store_true", help="do not compare seeded metrics exactly (runs from different machines)")
+    gate.add_argument("--verbose", action="store_true", help="print every comparison, not only failures and improvements")
+    gate.set_defaults(run=gate_command)
+    plot = bench_sub.add_parser("plot", help="PNGs: speedup vs K per task kind (latest run) and the stored history")
+    plot.add_argument("--rows", default=".benchmarks/latest/rows.json", help="rows of the latest run (default .benchmarks/latest/rows.json)")
+    plot.add_argument("--storage", default=".benchmarks", help="pytest-benchmark storage folder (default .benchmarks)")
+    plot.add_argument("--out", default=".", help="folder for speedup_vs_k.png and history.png (default .)")
+    plot.set_defaults(run=plot_command)
