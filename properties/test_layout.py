@@ -16,7 +16,7 @@ PACKAGE = ROOT / "specdec"
 TEST_FOLDERS = ("properties", "stat_tests", "perf")
 # Lower layers never import higher ones (imports inside functions are deliberate lazy imports).
 LAYERS = [
-    {"specdec._checks", "specdec._hf", "specdec.protocols"},
+    {"specdec._checks", "specdec._hf", "specdec._io", "specdec.protocols"},
     {"specdec.sampling", "specdec.warpers", "specdec.metrics"},
     {"specdec.laws", "specdec.stats"},
     {"specdec.verify"},
