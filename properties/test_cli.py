@@ -58,7 +58,7 @@ def test_check_one_level_writes_one_json_object(tmp_path, capsys):
         (["check", "--budget", "-1"], "--budget must be a positive number of seconds"),
         (["check", "--json", "/missing/x.json"], "--json '/missing/x.json': the folder /missing does not exist"),
         (["check", "--device", "tpu9"], "--device must name a torch device"),
-        (["check", "--seed", "-1"], "--seed must be >= 0"),
+        (["check", "--seed", "-1"], "--seed must be in [0, 2**63 - 1], got -1"),
     ],
 )
 def test_bad_arguments_are_one_line_errors_before_any_work(capsys, argv, message):
@@ -89,7 +89,7 @@ def test_check_a_decoder_subject_against_a_target_factory(capsys):
             "--prompts", "1,2,3;4,5", "--length", "1", "--tv", "0.1", "--json", "/dev/null"]
     assert main(argv) == 0
     out = capsys.readouterr().out
-    assert "prompt 1 (len 2): first 1 tokens (F35)" in out and "1 subject: 1 PASS" in out
+    assert "prompt 1 (len 2): first 1 of 5 tokens (F35)" in out and "1 subject: 1 PASS" in out
 
 
 @pytest.mark.parametrize(
@@ -105,9 +105,9 @@ def test_check_a_decoder_subject_against_a_target_factory(capsys):
         (["fixtures.subjects:my_decoder", "--kind", "decoder"], "--kind decoder needs --target"),
         (["fixtures.subjects:my_decoder", "--kind", "decoder", "--target", "a:b"], "--kind decoder needs --prompts"),
         (["fixtures.subjects:my_decoder", "--kind", "decoder", "--target", "a:b", "--prompts", "1,x"], "--prompts must be"),
-        (["fixtures.subjects:my_verifier", "--prompts", "1"], "--target and --prompts are for --kind decoder"),
+        (["fixtures.subjects:my_verifier", "--prompts", "1"], "--prompts is for --kind decoder"),
         (["fixtures.subjects:my_verifier", "--only", "verifiers"], "--only picks among the embedded defaults"),
-        (["--kind", "decoder"], "--kind, --target and --prompts need a SUBJECT"),
+        (["--kind", "decoder"], "--kind, --target, --prompts, --eos and --max-new-tokens need a SUBJECT"),
     ],
 )
 def test_a_bad_subject_is_one_line_naming_the_protocol(capsys, argv, message):

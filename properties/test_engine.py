@@ -191,8 +191,10 @@ def test_a_verifier_that_breaks_its_protocol_gets_a_one_line_reason():
         result = sd.verify_tokens(draft_tokens, draft_probs, target_probs, generator)
         return result.num_accepted, result.tokens
 
-    with pytest.raises(ContractError, match=r"returned tuple; a TokenVerifier \(specdec.protocols.TokenVerifier\)"):
-        check_verifier(returns_a_tuple, cases=[SPEC], chains=[], n=100)
+    report = check_verifier(returns_a_tuple, cases=[SPEC], chains=[], n=100)
+    assert report.verdict == "ERROR" and report.error["kind"] == "contract"
+    assert "returned tuple; a TokenVerifier (specdec.protocols.TokenVerifier)" in report.summary()
+    assert "case spec_section3 (batch 100, K=2" in report.summary()
     with pytest.raises(TypeError, match="TokenVerifier"):
         check_verifier(42)
 

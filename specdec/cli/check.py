@@ -20,6 +20,7 @@ import sys
 from ._args import UsageError, device, seconds, unit_interval, writable
 
 DECODER_TV = 0.02  # our loop samples a few thousand sequences per second on a CPU: TV 0.01 would take minutes
+DEFAULT_CALL_TIMEOUT = 600.0  # as specdec.conformance.subject.DEFAULT_CALL_TIMEOUT (not imported: --help stays light)
 
 
 PROTOCOLS = {
@@ -81,24 +82,29 @@ def _subject_report(args, console):
     from ..conformance import check_decoder, check_multidraft, check_verifier
 
     subject = conforming(args.subject, resolve("SUBJECT", args.subject), args.kind)
-    planned = dict(tv=args.tv, time_budget=args.budget, seed=args.seed, console=console, name=args.subject)
+    planned = dict(tv=args.tv, time_budget=args.budget, seed=args.seed, console=console, name=args.subject,
+                   call_timeout=args.call_timeout or None)
     if args.kind == "verifier":
         return check_verifier(subject, device=args.device, **planned)
     if args.kind == "multidraft":
         return check_multidraft(subject, device=args.device, **planned)
     target = resolve("--target", args.target)
     if callable(target) and not hasattr(target, "next_token_probs") and not hasattr(target, "forward"):
-        target = target()  # a factory of the target
-    return check_decoder(subject, target, args.prompts, length=args.length, **planned)
+        try:
+            target = target()  # a factory of the target
+        except Exception as error:  # noqa: BLE001 - the user's factory: one line, not a traceback
+            from ..conformance.subject import last_line
+
+            raise UsageError(f"--target {args.target!r}: calling it to build the target raised {last_line(error)}") from None
+    return check_decoder(subject, target, args.prompts, length=args.length, eos_token_id=args.eos,
+                         max_new_tokens=args.max_new_tokens, **planned)
 
 
-def _default_subjects(args):
+def _default_subjects(args, console):
     """(name, callable returning a Report) for the embedded defaults, in order."""
     from ..conformance import check_decoder, check_multidraft, check_verifier
-    from ..conformance.console import Console
 
-    console = Console.for_cli()
-    common = dict(seed=args.seed, device=args.device, console=console)
+    common = dict(seed=args.seed, device=args.device, console=console, call_timeout=args.call_timeout or None)
     planned = dict(tv=args.tv) if args.budget is None else dict(tv=args.tv, time_budget=args.budget)
     hf = dict(tv=args.tv, time_budget=args.budget or args.hf_budget, chunk_size=1024)
     subjects = []
@@ -126,7 +132,8 @@ def _default_subjects(args):
             from ..decoding.models import TinyPairConfig, tiny_llama_pair
 
             target, draft = tiny_llama_pair(1, TinyPairConfig(vocab_size=8))
-            shared = dict(prompts=[[1, 2, 3], [4, 5, 4, 5, 4]], length=2, eos_token_id=7, seed=args.seed, console=console)
+            shared = dict(prompts=[[1, 2, 3], [4, 5, 4, 5, 4]], length=2, eos_token_id=7, seed=args.seed, console=console,
+                          call_timeout=args.call_timeout or None)
             if which == "ours":
                 ours = SpeculativeDecoder(target, ModelDraft(draft), num_draft_tokens=2, eos_token_id=7)
                 budgeted = dict(tv=max(args.tv, DECODER_TV)) if args.budget is None else dict(tv=max(args.tv, DECODER_TV), time_budget=args.budget)
@@ -157,59 +164,138 @@ def _process_group() -> int:
     return dist.get_rank()
 
 
-def check_command(args) -> int:
+def _validate(args) -> None:
+    """Every argument check, before any work (a bad argument: UsageError, exit 2)."""
     unit_interval("--tv", args.tv)
     seconds("--budget", args.budget)
     seconds("--hf-budget", args.hf_budget)
-    if args.seed < 0:
-        raise UsageError(f"--seed must be >= 0, got {args.seed}")
+    if args.call_timeout is not None and not (args.call_timeout >= 0 and args.call_timeout == args.call_timeout):
+        raise UsageError(f"--call-timeout must be >= 0 seconds (0: no limit), got {args.call_timeout}")
+    if not 0 <= args.seed <= 2**63 - 1:
+        raise UsageError(f"--seed must be in [0, 2**63 - 1], got {args.seed}")
     writable("--json", args.json)
     args.device = device(args.device)
+    decoder_only = {"--target": args.target, "--prompts": args.prompts, "--eos": args.eos, "--max-new-tokens": args.max_new_tokens}
     if args.subject is None:
-        if args.kind is not None or args.target is not None or args.prompts is not None:
-            raise UsageError("--kind, --target and --prompts need a SUBJECT (package.module:attr)")
-        runs = [run for _, run in _default_subjects(args)]
-    else:
-        if args.only is not None:
-            raise UsageError("--only picks among the embedded defaults; with a SUBJECT use --kind")
-        args.kind = args.kind or "verifier"
-        if args.kind == "decoder":
-            if args.target is None:
-                raise UsageError("--kind decoder needs --target package.module:attr (a TargetLaw, a transformers model, or a function returning one)")
-            args.prompts = _prompts(args.prompts)
-            if args.length < 1:
-                raise UsageError(f"--length must be >= 1, got {args.length}")
-        elif args.target is not None or args.prompts is not None:
-            raise UsageError("--target and --prompts are for --kind decoder")
-        from ..conformance.console import Console
+        if args.kind is not None or any(v is not None for v in decoder_only.values()):
+            raise UsageError("--kind, --target, --prompts, --eos and --max-new-tokens need a SUBJECT (package.module:attr)")
+        return
+    if args.only is not None:
+        raise UsageError("--only picks among the embedded defaults; with a SUBJECT use --kind")
+    args.kind = args.kind or "verifier"
+    if args.kind != "decoder":
+        given = [name for name, value in decoder_only.items() if value is not None]
+        if given:
+            raise UsageError(f"{', '.join(given)} {'is' if len(given) == 1 else 'are'} for --kind decoder")
+        return
+    if args.target is None:
+        raise UsageError("--kind decoder needs --target package.module:attr (a TargetLaw, a transformers model, or a function returning one)")
+    args.prompts = _prompts(args.prompts)
+    if args.length < 1:
+        raise UsageError(f"--length must be >= 1, got {args.length}")
+    if args.max_new_tokens is not None and args.max_new_tokens < args.length:
+        raise UsageError(f"--max-new-tokens must be >= --length ({args.length}), got {args.max_new_tokens}")
+    args.eos = _ids("--eos", args.eos)
 
-        console = Console.for_cli()
+
+def _ids(name: str, text: str | None) -> list[int] | None:
+    if text is None:
+        return None
+    try:
+        ids = [int(x) for x in text.split(",")]
+    except ValueError:
+        raise UsageError(f"{name} must be comma-separated token ids, got {text!r}") from None
+    if any(i < 0 for i in ids):
+        raise UsageError(f"{name} must be non-negative token ids, got {text!r}")
+    return ids
+
+
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM, delivered like Ctrl-C so the run stops the same way."""
+
+
+def _on_sigterm(signum, frame):  # pragma: no cover - exercised by the subprocess test
+    raise _Terminated()
+
+
+def check_command(args) -> int:
+    import signal
+
+    from ..conformance.console import Console
+    from . import exit_codes
+
+    _validate(args)
+    console = Console.for_cli()
+    if args.subject is None:
+        runs = [run for _, run in _default_subjects(args, console)]
+    else:
         runs = [lambda: _subject_report(args, console)]
     rank = _process_group()
+    reports, interrupted = [], False
+    previous = signal.signal(signal.SIGTERM, _on_sigterm) if _main_thread() else None
+    try:
+        for run in runs:
+            report = run()
+            reports.append(report)
+            if rank == 0:
+                print(report.format(), flush=True)
+                print(flush=True)
+            if report.verdict == "INTERRUPTED":
+                interrupted = True
+                break
+    except KeyboardInterrupt:  # outside the engine's sampling (building a model, writing): stop here
+        interrupted = True
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+    if rank:
+        return exit_codes.FAIL if any(r.verdict == "FAIL" for r in reports) else exit_codes.OK
+    overall = _overall([r.verdict for r in reports], interrupted)
+    if args.json:
+        _write_json(args, reports, overall, interrupted)
+    tally = [f"{sum(r.verdict == v for r in reports)} {v}" for v in ("PASS", "INCONCLUSIVE", "FAIL")]
+    tally += [f"{sum(r.verdict == v for r in reports)} {v}" for v in ("ERROR", "INTERRUPTED") if any(r.verdict == v for r in reports)]
+    print(f"{len(reports)} subject{'' if len(reports) == 1 else 's'}: {', '.join(tally)}" + (f"; JSON written to {args.json}" if args.json else ""))
+    if interrupted:
+        print(f"specdec check: interrupted; {len(reports)} report(s) kept" + (f", marked partial in {args.json}" if args.json else ""),
+              file=sys.stderr)
+        return exit_codes.INTERRUPTED
+    return {"FAIL": exit_codes.FAIL, "ERROR": exit_codes.ERROR}.get(overall, exit_codes.OK)
+
+
+def _main_thread() -> bool:
+    import threading
+
+    return threading.current_thread() is threading.main_thread()
+
+
+def _overall(verdicts: list[str], interrupted: bool) -> str:
+    for verdict in ("FAIL", "ERROR"):
+        if verdict in verdicts:
+            return verdict
+    if interrupted or "INTERRUPTED" in verdicts:
+        return "INTERRUPTED"
+    return "INCONCLUSIVE" if "INCONCLUSIVE" in verdicts else "PASS"
+
+
+def _write_json(args, reports, overall: str, interrupted: bool) -> None:
+    """One JSON object, written atomically; it says which run it is from (time, seed, command)."""
+    import datetime
     import json
 
+    from .._io import atomic_write_text
     from ..conformance.report import library_versions
 
-    reports = []
-    for run in runs:
-        report = run()
-        reports.append(report)
-        if rank == 0:
-            print(report.format(), flush=True)
-            print(flush=True)
-    if rank:
-        return 1 if any(r.verdict == "FAIL" for r in reports) else 0
-    verdicts = [r.verdict for r in reports]
-    overall = "FAIL" if "FAIL" in verdicts else ("INCONCLUSIVE" if "INCONCLUSIVE" in verdicts else "PASS")
-    if args.json:
-        with open(args.json, "w") as handle:
-            json.dump({"verdict": overall, "versions": library_versions(), "subjects": [r.to_dict() for r in reports]}, handle, indent=2)
-    counts = {v: verdicts.count(v) for v in ("PASS", "INCONCLUSIVE", "FAIL")}
-    print(
-        f"{len(reports)} subject{'' if len(reports) == 1 else 's'}: {counts['PASS']} PASS, {counts['INCONCLUSIVE']} INCONCLUSIVE, {counts['FAIL']} FAIL"
-        + (f"; JSON written to {args.json}" if args.json else "")
-    )
-    return 1 if overall == "FAIL" else 0
+    document = {
+        "verdict": overall,
+        "complete": not interrupted,
+        "written_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "seed": args.seed,
+        "argv": sys.argv[1:],
+        "versions": library_versions(),
+        "subjects": [r.to_dict() for r in reports],
+    }
+    atomic_write_text(args.json, json.dumps(document, indent=2) + "\n")
 
 
 def add_parser(sub) -> None:
@@ -226,5 +312,11 @@ def add_parser(sub) -> None:
     check.add_argument("--only", choices=["verifiers", "multidraft", "decoders"], help="run one level only")
     check.add_argument("--seed", type=int, default=0, help="campaign seed: chunk c of stream s draws from (seed, s, c) (default 0)")
     check.add_argument("--device", help="where drafts, subjects and counting run (default: cuda when available)")
-    check.add_argument("--json", default="specdec-check.json", help="where to write the JSON report (default specdec-check.json)")
+    check.add_argument("--json", default="specdec-check.json", help="where to write the JSON report, atomically (default specdec-check.json)")
+    check.add_argument("--call-timeout", type=float, default=DEFAULT_CALL_TIMEOUT,
+                       help=f"seconds one call of a subject may take before its report is ERROR; 0: no limit (default {DEFAULT_CALL_TIMEOUT:g})")
+    check.add_argument("--eos", help="--kind decoder: EOS token id(s), comma-separated: absorbing, and what follows a row's first EOS is ignored")
+    check.add_argument("--max-new-tokens", type=int,
+                       help="--kind decoder: tokens asked of the decoder per row, >= --length (default: --length plus the decoder's "
+                            "num_draft_tokens when it states one, else plus 4), so full blocks are verified at the tested positions")
     check.set_defaults(run=check_command)

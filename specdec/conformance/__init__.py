@@ -19,13 +19,15 @@ from .checks import Check
 from .console import Console
 from .decoder import check_decoder
 from ..protocols import ContractError
-from .engine import SampleRequest
+from .plan import SampleRequest
+from .subject import CallGuard, SubjectError, SubjectFailure
 from .report import Report
 from .single import check_law
 from .verifier import check_multidraft, check_verifier
 
 __all__ = [
     "BudgetExhausted",
+    "CallGuard",
     "ChainCase",
     "Check",
     "Console",
@@ -34,6 +36,8 @@ __all__ = [
     "MultiDraftCase",
     "Report",
     "SampleRequest",
+    "SubjectError",
+    "SubjectFailure",
     "TokenCase",
     "chain_cases",
     "check_decoder",

@@ -11,6 +11,9 @@ When the decoder can replay its last call step by step
 one), one more check compares its measured tokens per step with their exact
 expectation at every visited context (F26-F28): a z-score that is approximately
 N(0, 1) for a correct decoder.
+
+What a decoder may return after EOS, how many tokens it is asked for and how a subject that
+misbehaves is reported: :mod:`.decoder_stream` and :mod:`.subject` (docs/decoder.md).
 """
 
 from __future__ import annotations
@@ -29,9 +32,13 @@ from ..protocols import StepRecorder, TargetLaw
 from .budget import ErrorBudget
 from .checks import Check
 from .console import Console
-from .drivers import decoder_stream
-from .engine import DEFAULT_MAX_N, Extra, SampleRequest, run, subject_name
+from .decoder_stream import decoder_stream
+from .engine import Extra, run, subject_name
+from .plan import DEFAULT_MAX_N, SampleRequest
 from .report import Report
+from .subject import DEFAULT_CALL_TIMEOUT, CallGuard
+
+EXTRA_TOKENS = 4  # tokens asked beyond those tested when the decoder does not state its K
 
 SEES_ACCEPTANCE_Z = (
     "acceptance that departs from its exact expectation along a run (F26-F28): a draft law or an acceptance rule "
@@ -63,12 +70,15 @@ def _moments(rule: str, target, draft, context: tuple, num_draft_tokens: int, vo
     return mean, sum((i + 1) ** 2 * float(p) for i, p in enumerate(tau)) - mean * mean
 
 
-def acceptance_z_check(decoder, target: TargetLaw, prompts, *, length: int, seed: int, rows: int = 256) -> Extra:
-    """(F28) Z = sum_k (T_k - mu(c_k)) / sqrt(sum_k sigma^2(c_k)) over the row-steps of one run of ``rows`` rows."""
+def acceptance_z_check(decoder, target: TargetLaw, prompts, *, length: int, seed: int, rows: int = 256,
+                       guard: CallGuard | None = None) -> Extra:
+    """(F28) Z = sum_k (T_k - mu(c_k)) / sqrt(sum_k sigma^2(c_k)) over the row-steps of one run of ``rows`` rows
+    of ``length`` new tokens."""
+    guard = guard or CallGuard(None)
 
     def run_check(alpha: float) -> Check:
         batch = [p for _ in range(max(1, rows // len(prompts))) for p in prompts]
-        decoder(batch, length, seed)
+        guard.call(decoder, (batch, length, seed), lambda: f"the F28 replay call of {len(batch)} rows, max_new_tokens={length}, seed={seed}")
         target_law, draft_law = _CachedLaw(target), _CachedLaw(decoder.draft_law)
         deviation = variance = 0.0
         steps = measured = 0
@@ -120,13 +130,21 @@ def check_decoder(
     console: Console | None = None,
     name: str | None = None,
     acceptance_rows: int = 256,
+    max_new_tokens: int | None = None,
+    call_timeout: float | None = DEFAULT_CALL_TIMEOUT,
 ) -> Report:
     """Conformance report of a :class:`specdec.protocols.Decoder` against a target law.
 
     ``target``: a :class:`specdec.protocols.TargetLaw`, or a transformers causal LM
     warped with ``sampling``.  ``prompts``: token-id lists; they are interleaved in every
     decoder call.  ``length``: tokens tested after each prompt (cells grow as V^length).
-    n: planned for ``tv``, fixed by ``n`` (samples per prompt), or fitted to
+    ``max_new_tokens``: tokens asked of the decoder per row (>= ``length``; default ``length``
+    plus the decoder's ``num_draft_tokens`` when it states an int, else plus 4), so that a decoder
+    that shrinks its drafts near the end verifies full blocks at the tested positions.
+    ``eos_token_id``: EOS is absorbing (E8); after a row's first EOS anything may follow
+    (padding, truncation, any token): it is ignored.  ``call_timeout``: seconds one call of the
+    decoder may take (None: no limit); a decoder that raises, hangs or breaks its Protocol gets
+    the verdict ERROR.  n: planned for ``tv``, fixed by ``n`` (samples per prompt), or fitted to
     ``time_budget`` seconds.  Other arguments as in :func:`check_verifier`.
     """
     if not callable(decoder):
@@ -137,21 +155,34 @@ def check_decoder(
         raise ValueError("prompts must be a non-empty list of token-id lists")
     prompts = [list(p) for p in check_contexts(prompts, law.vocab_size)]
     eos = eos_ids(eos_token_id, law.vocab_size)
+    asked = _asked_tokens(decoder, length, max_new_tokens)
     request = SampleRequest(tv, time_budget, n, max_n, chunk_size)
+    guard = CallGuard(call_timeout)
     laws = [sequence_law(law, p, length, eos_token_id=sorted(eos) or None) for p in prompts]
-    streams = [decoder_stream(decoder, prompts, laws, length, law.vocab_size, eos)]
+    streams = [decoder_stream(decoder, prompts, laws, length, law.vocab_size, eos, max_new_tokens=asked, guard=guard)]
     notes = [f"{len(prompts)} prompt(s) interleaved in every decoder call; cells per prompt: "
-             + ", ".join(str(len(x.sequences)) for x in laws)]
+             + ", ".join(str(len(x.sequences)) for x in laws),
+             f"the decoder was asked for {asked} new tokens per row; the first {length} are tested"
+             + (f" (EOS {sorted(eos)} absorbing: what follows a row's first EOS is ignored)" if eos else "")]
     why_not = _f28_applies(decoder)
     extras = []
     if why_not is None:
-        extras.append(acceptance_z_check(decoder, law, prompts, length=length, seed=seed + 1, rows=as_int("acceptance_rows", acceptance_rows, minimum=1)))
+        extras.append(acceptance_z_check(decoder, law, prompts, length=asked, seed=seed + 1,
+                                         rows=as_int("acceptance_rows", acceptance_rows, minimum=1), guard=guard))
     else:
         notes.append(f"F28 (tokens per step vs exact expectation) not applied: {why_not}")
     return run(
         name or subject_name(decoder), "decoder", streams, request, seed=seed, family_alpha=family_alpha, budget=budget,
         device=_cpu(), console=console or Console.auto(), notes=notes, extras=extras,
     )
+
+
+def _asked_tokens(decoder, length: int, max_new_tokens) -> int:
+    if max_new_tokens is not None:
+        return as_int("max_new_tokens", max_new_tokens, minimum=length)
+    stated = getattr(decoder, "num_draft_tokens", None)
+    extra = stated if isinstance(stated, int) and not isinstance(stated, bool) and stated >= 0 else EXTRA_TOKENS
+    return length + extra
 
 
 def _cpu():

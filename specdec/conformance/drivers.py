@@ -7,7 +7,10 @@ returned through its Protocol, and counts outcomes with ``bincount`` on the same
 device: only count vectors leave it.  Outcomes a subject cannot legally produce
 (ids outside the vocabulary, accepted counts outside [0, K]) are counted in a last
 "invalid" cell, which makes the check fail at once.  A subject that returns the
-wrong kind of object gets a :class:`ContractError` naming the Protocol.
+wrong kind of object gets a :class:`ContractError` naming the Protocol.  Every call of the
+subject goes through a :class:`CallGuard` (:mod:`.subject`): what the subject raises, a call
+that hangs past the timeout, or a broken Protocol becomes a :class:`SubjectError` that names
+the call, and the engine's report an ERROR.
 """
 
 from __future__ import annotations
@@ -32,12 +35,9 @@ from .checks import acceptance_check, gof_check
 from ..protocols import ContractError
 from ..verify.result import read_verification
 from .engine import CHUNK_ELEMENTS, ChunkKey, Stream, outcome_counts
+from .subject import CallGuard
 
-SEES_SEQUENCE = (
-    "the whole decoding loop: warpers on both models (E6; B3, B4, B9), the draft's law (B2, B3), KV-cache rollback "
-    "and ragged batches (B13), EOS handling (E8) (F35, located by F36)"
-)
-
+_DIRECT = CallGuard(None)  # no timeout: the subject runs in the calling thread
 
 def read_multidraft(out, batch: int) -> tuple[torch.Tensor, torch.Tensor]:
     """(token (B,), accepted_index (B,)) of a MultiDraftVerifier's result."""
@@ -78,7 +78,7 @@ def _token_and_acceptance(token_check: tuple[str, str, str], acceptance_check_: 
 # ------------------------------------------------------------------ one verification step (TokenCase)
 
 
-def token_stream(verifier, case: TokenCase, device: torch.device) -> Stream:
+def token_stream(verifier, case: TokenCase, device: torch.device, *, guard: CallGuard = _DIRECT) -> Stream:
     """The first emitted token and the acceptance at position 1 of one step with K positions."""
     target = case.target_rows.to(device)  # (K+1, V) in the case's dtype
     draft = case.draft_rows.to(device)
@@ -90,7 +90,9 @@ def token_stream(verifier, case: TokenCase, device: torch.device) -> Stream:
         g = key.generator()
         drafts = torch.multinomial(sampler, m, replacement=True, generator=g).T.contiguous()  # (m, K)
         probs = None if case.drafter == "point_mass" else draft.expand(m, k, vocab)
-        tokens, accepted = read_verification(verifier(drafts, probs, target.expand(m, k + 1, vocab), g), m, k)
+        describe = lambda: f"case {case.name} (batch {m:,}, K={k}, V={vocab}, {case.dtype}, {case.drafter} drafts)"  # noqa: E731
+        result = guard.call(verifier, (drafts, probs, target.expand(m, k + 1, vocab), g), describe)
+        tokens, accepted = guard.read(lambda: read_verification(result, m, k), describe)
         invalid = (accepted < 0) | (accepted > k)
         return [outcome_counts(tokens[:, 0], vocab), _accept_counts(accepted == 0, (accepted >= 1) & ~invalid, invalid)]
 
@@ -105,7 +107,7 @@ def token_stream(verifier, case: TokenCase, device: torch.device) -> Stream:
 # ------------------------------------------------------------------ a decoder driven by the verifier (ChainCase)
 
 
-def chain_stream(verifier, case: ChainCase, device: torch.device) -> Stream:
+def chain_stream(verifier, case: ChainCase, device: torch.device, *, guard: CallGuard = _DIRECT) -> Stream:
     """The first L tokens of a decoder that uses ``verifier`` on the chain's tables, vs the chain law."""
     vocab, k, length = case.vocab, case.num_draft_tokens, case.length
     target_t = case.tables("target").to(device)  # (prefixes, V), the case's dtype
@@ -139,7 +141,9 @@ def chain_stream(verifier, case: ChainCase, device: torch.device) -> Stream:
                 probs = None
             else:
                 probs = torch.stack(draft_rows, 1) if k else target_t.new_zeros((m, 0, vocab))
-            emitted, accepted = read_verification(verifier(drafts, probs, torch.stack(target_rows, 1), g), m, k)
+            describe = lambda: f"chain {case.name} (batch {m:,}, K={k}, V={vocab}, L={length}, {case.dtype}, {case.drafter} drafts)"  # noqa: E731
+            result = guard.call(verifier, (drafts, probs, torch.stack(target_rows, 1), g), describe)
+            emitted, accepted = guard.read(lambda: read_verification(result, m, k), describe)
             for j in range(k + 1):
                 take = live & (j <= accepted) & (size < length)
                 out[rows[take], size[take]] = emitted[take, j]
@@ -174,7 +178,7 @@ def _digits(code: int, vocab: int, length: int) -> tuple[int, ...]:
 # ------------------------------------------------------------------ multi-draft (MultiDraftCase)
 
 
-def multidraft_stream(verifier, case: MultiDraftCase, device: torch.device) -> Stream:
+def multidraft_stream(verifier, case: MultiDraftCase, device: torch.device, *, guard: CallGuard = _DIRECT) -> Stream:
     """The emitted token vs the target and the acceptance vs alpha*_k (or p(children))."""
     target = case.target_probs.to(device)
     draft = case.draft_probs.to(device)
@@ -190,7 +194,9 @@ def multidraft_stream(verifier, case: MultiDraftCase, device: torch.device) -> S
             probs = draft.expand(m, vocab)
         else:
             drafts, probs = children.expand(m, k).contiguous(), None
-        token, index = read_multidraft(verifier(drafts, probs, target.expand(m, vocab), g), m)
+        describe = lambda: f"case {case.name} (batch {m:,}, k={k} {case.children} drafts, V={vocab})"  # noqa: E731
+        result = guard.call(verifier, (drafts, probs, target.expand(m, vocab), g), describe)
+        token, index = guard.read(lambda: read_multidraft(result, m), describe)
         bad = (index < -1) | (index >= k)
         picked = drafts.gather(1, index.clamp(0, k - 1).unsqueeze(-1)).squeeze(-1)
         bad = bad | ((index >= 0) & (picked != token))  # the accepted draft must be the emitted token
@@ -202,43 +208,3 @@ def multidraft_stream(verifier, case: MultiDraftCase, device: torch.device) -> S
         law, vocab, case.optimum,
     )
     return Stream(case.name, [law], 2, 4 * vocab + 4 * k, [vocab + 1, 3], draw, evaluate)
-
-
-# ------------------------------------------------------------------ decoders
-
-
-def decoder_stream(decoder, prompts: list[list[int]], laws, length: int, vocab: int, eos: frozenset) -> Stream:
-    """The first ``length`` tokens after each prompt vs the exact law (F35); prompts are interleaved
-    in every call, so rows of different lengths share every batch (B13)."""
-    def draw(m: int, key: ChunkKey):
-        rows = [p for _ in range(m) for p in prompts]
-        outputs = decoder(rows, length, key.int_seed())
-        if not isinstance(outputs, (list, tuple)) or len(outputs) != len(rows):
-            got = len(outputs) if isinstance(outputs, (list, tuple)) else type(outputs).__name__
-            raise ContractError(
-                f"the decoder returned {got} for {len(rows)} prompts; a Decoder (specdec.protocols.Decoder) returns "
-                "one list of new token ids per prompt"
-            )
-        counts = []
-        for i, law in enumerate(laws):
-            ids = law.index([list(o)[:length] for o in outputs[i :: len(prompts)]])
-            counts.append(np.bincount(np.where(ids < 0, len(law.sequences), ids), minlength=len(law.sequences) + 1))
-        return counts
-
-    def evaluate(counts, alpha):
-        checks = []
-        for i, (prompt, law) in enumerate(zip(prompts, laws)):
-            c = counts[i]
-            label = lambda j, law=law: "outside the support" if j == len(law.sequences) else str(law.sequences[j])  # noqa: E731
-            check = gof_check(
-                f"prompt {i} (len {len(prompt)}): first {length} tokens (F35)", "sequence", SEES_SEQUENCE, c, law.probs,
-                alpha=alpha, labels=label,
-            )
-            observed = {law.sequences[j]: int(c[j]) for j in np.flatnonzero(c[: len(law.sequences)])}
-            check.location = prefix_decomposition(observed, lambda u, law=law: law.conditional(u, vocab), terminal=eos).describe()
-            checks.append(check)
-        return checks
-
-    per_sample = CHUNK_ELEMENTS // max(1, 4096 // max(len(prompts), 1))  # chunks of about 4096 decoded rows
-    shapes = [len(law.sequences) + 1 for law in laws]
-    return Stream(f"decoder, {len(prompts)} prompt(s)", [law.probs for law in laws], len(prompts), per_sample, shapes, draw, evaluate)

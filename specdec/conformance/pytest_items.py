@@ -47,7 +47,7 @@ class SpecdecRunner:
         return settings
 
     def _judge(self, report: Report, allow_inconclusive: bool) -> Report:
-        if report.verdict == "FAIL" or (report.verdict == "INCONCLUSIVE" and not allow_inconclusive):
+        if report.verdict in ("FAIL", "ERROR", "INTERRUPTED") or (report.verdict == "INCONCLUSIVE" and not allow_inconclusive):
             import pytest
 
             pytest.fail(report.format(), pytrace=False)

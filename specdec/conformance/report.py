@@ -2,9 +2,16 @@
 
 Verdicts say only what the test can show (docs/reference.md, "Verdicts"):
 
+* ``ERROR``: the subject raised, hung past its call timeout, or returned what its
+  Protocol does not allow (:mod:`.subject`); the report names the call and the
+  exception's last line, and says nothing about the subject's law.
+* ``INTERRUPTED``: the run was stopped (Ctrl-C, SIGTERM) before its plan was drawn; the
+  checks show the partial counts and no PASS is claimed.
 * ``FAIL``: some check rejected, at the report's family-wise alpha (Holm).
 * ``INCONCLUSIVE``: nothing rejected, but the test is weaker than asked: the TV it
-  detects with power 0.99 is above the TV asked for (a time budget or ``max_n`` cut n).
+  detects with power 0.99 is above the TV asked for (a time budget or ``max_n`` cut n),
+  or, when no TV was asked, it could not exclude a deviation of any size (reached TV 1,
+  or a check without samples).
 * ``PASS``: nothing rejected and no deviation of TV >= the reached TV went unseen
   with probability above 0.01.  "PASS, acceptance below the optimum" when an
   acceptance sits significantly below its proven optimum.
@@ -57,6 +64,9 @@ class Report:
     power: float = POWER
     notes: list[str] = field(default_factory=list)
     versions: dict = field(default_factory=dict)
+    error: dict | None = None  # SubjectFailure.to_dict(): kind, call, message, seconds
+    interrupted: bool = False
+    planned_samples: int = 0  # what the plan meant to draw (the samples drawn are ``samples``)
 
     @property
     def passed(self) -> bool:
@@ -71,12 +81,25 @@ class Report:
 
     @property
     def verdict(self) -> str:
+        if self.error is not None:
+            return "ERROR"
+        if self.interrupted:
+            return "INTERRUPTED"
         if not self.passed:
             return "FAIL"
         reached = self.reached_tv
         if self.asked_tv is not None and reached is not None and reached > self.asked_tv * (1 + 1e-9):
             return "INCONCLUSIVE"
+        if self.asked_tv is None and self._no_evidence():
+            return "INCONCLUSIVE"
         return "PASS"
+
+    def _no_evidence(self) -> bool:
+        """No TV was asked, and the run could not exclude a deviation of any size."""
+        if not self.checks or any(c.n == 0 for c in self.checks):
+            return True
+        reached = self.reached_tv
+        return reached is not None and reached >= 1 - 1e-12
 
     def suboptimal(self) -> list[Check]:
         return [c for c in self.checks if c.details.get("suboptimal")]
@@ -84,9 +107,23 @@ class Report:
     def summary(self) -> str:
         """The verdict as one sentence that says what was tested."""
         verdict, reached = self.verdict, self.reached_tv
+        if verdict == "ERROR":
+            from .subject import SubjectFailure
+
+            return f"ERROR: {SubjectFailure(**self.error).line()} (no verdict on the law)"
+        if verdict == "INTERRUPTED":
+            failed = [c for c in self.checks if not c.passed]
+            drawn = f"{self.samples:,} of {self.planned_samples:,} planned samples" if self.planned_samples else f"{self.samples:,} samples"
+            found = f"a check rejected on the partial counts: {failed[0].describe()}" if failed else "no check rejected on the partial counts"
+            return f"INTERRUPTED after {self.seconds:.1f} s ({drawn}): {found}; no PASS is claimed"
         if verdict == "FAIL":
             failed = [c for c in self.checks if not c.passed]
             return f"FAIL: {failed[0].describe()}" + (f" (and {len(failed) - 1} more failing checks)" if len(failed) > 1 else "")
+        if verdict == "INCONCLUSIVE" and (self.asked_tv is None or reached is None):
+            return (
+                "INCONCLUSIVE: no check rejected, but the run was too small to exclude a deviation of any size "
+                f"(reached TV {1.0 if reached is None else reached:.4f}); raise n or the time budget"
+            )
         if verdict == "INCONCLUSIVE":
             return (
                 f"INCONCLUSIVE: reached TV {reached:.4f}, asked {self.asked_tv:g} (no check rejected, "
@@ -109,11 +146,12 @@ class Report:
         rate = f", {self.samples / self.seconds:,.0f} samples/s" if self.seconds > 0 and self.samples else ""
         lines = [f"== {self.subject} ({self.level}; {self.device}; {self.seconds:.1f} s{rate})", f"   {self.summary()}"]
         lines.append(f"   n: {self.sample_size_rule}; seed {self.seed}, chunks of {self.chunk_size:,}; Holm at family-wise alpha {self.family_alpha:.1e}")
-        lines.append(f"   {'check':52s} {'n':>10s} {'cells':>6s} {'method':>16s} {'statistic':>10s} {'p-value':>9s} {'TV@.99':>7s}  result")
+        if self.checks:
+            lines.append(f"   {'check':52s} {'n':>10s} {'cells':>6s} {'method':>16s} {'statistic':>10s} {'p-value':>9s} {'TV@.99':>7s}  result")
         for c in self.checks:
             tv = "" if c.detectable_tv is None else f"{c.detectable_tv:7.4f}"
             cells = "" if c.cells is None else str(c.cells)
-            result = "pass" if c.passed else "FAIL"
+            result = "no samples" if c.n == 0 else "pass" if c.passed else "FAIL"
             if c.details.get("suboptimal"):
                 result += " (below optimum)"
             lines.append(
@@ -122,6 +160,8 @@ class Report:
             )
             if "acceptance" in c.details:
                 lines.append(f"     acceptance {c.details['acceptance']:.4f}, optimum {c.details['optimum']:.4f}")
+            if "independence" in c.details:
+                lines.append(f"     {c.details['independence']['text']}")
             if not c.passed:
                 lines.append(f"     {c.describe()}")
         lines.extend(f"   note: {note}" for note in self.notes)

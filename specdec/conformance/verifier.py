@@ -9,8 +9,10 @@ from .cases import ChainCase, MultiDraftCase, TokenCase
 from .catalogue import chain_cases, multidraft_cases, token_cases
 from .console import Console
 from .drivers import chain_stream, multidraft_stream, token_stream
-from .engine import DEFAULT_MAX_N, SampleRequest, resolve_device, run, subject_name
+from .engine import resolve_device, run, subject_name
+from .plan import DEFAULT_MAX_N, SampleRequest
 from .report import Report
+from .subject import DEFAULT_CALL_TIMEOUT, CallGuard
 
 
 def _cases(name: str, values, kind, default):
@@ -39,6 +41,7 @@ def check_verifier(
     device=None,
     console: Console | None = None,
     name: str | None = None,
+    call_timeout: float | None = DEFAULT_CALL_TIMEOUT,
 ) -> Report:
     """Conformance report of a token-level verifier (:class:`specdec.protocols.TokenVerifier`).
 
@@ -52,6 +55,8 @@ def check_verifier(
     (Holm), or an allotment from ``budget`` (the pytest plugin's run budget).
     ``device``: where drafts, the subject and the counting run (default: CUDA when
     available).  ``console``: where the plan and progress go (default: a terminal's stderr).
+    ``call_timeout``: seconds one call of the verifier may take (None: no limit); a verifier that
+    raises, hangs or returns what its Protocol does not allow gets the verdict ERROR, with the call.
     """
     if not callable(verifier):
         raise TypeError(f"verifier must be callable (specdec.protocols.TokenVerifier), got {type(verifier).__name__}")
@@ -61,7 +66,8 @@ def check_verifier(
     if not cases and not chains:
         raise ValueError("give at least one case or chain")
     device = resolve_device(device)
-    streams = [token_stream(verifier, c, device) for c in cases] + [chain_stream(verifier, c, device) for c in chains]
+    guard = CallGuard(call_timeout, device=device)
+    streams = [token_stream(verifier, c, device, guard=guard) for c in cases] + [chain_stream(verifier, c, device, guard=guard) for c in chains]
     return run(
         name or subject_name(verifier), "verifier", streams, request, seed=seed, family_alpha=family_alpha,
         budget=budget, device=device, console=console or Console.auto(),
@@ -84,6 +90,7 @@ def check_multidraft(
     device=None,
     console: Console | None = None,
     name: str | None = None,
+    call_timeout: float | None = DEFAULT_CALL_TIMEOUT,
 ) -> Report:
     """Conformance report of a multi-draft verifier (:class:`specdec.protocols.MultiDraftVerifier`).
 
@@ -101,7 +108,8 @@ def check_multidraft(
     if not cases:
         raise ValueError("give at least one case")
     device = resolve_device(device)
-    streams = [multidraft_stream(verifier, c, device) for c in cases]
+    guard = CallGuard(call_timeout, device=device)
+    streams = [multidraft_stream(verifier, c, device, guard=guard) for c in cases]
     return run(
         name or subject_name(verifier), "multi-draft verifier", streams, request, seed=seed, family_alpha=family_alpha,
         budget=budget, device=device, console=console or Console.auto(),

@@ -43,7 +43,7 @@ class Localization:
         return sum(t.g for t in self.terms)
 
     def worst_prefix(self) -> PrefixTerm | None:
-        return min(self.terms, key=lambda t: (t.pvalue, -t.g / max(t.df, 1), t.prefix), default=None)
+        return min(self.terms, key=lambda t: (t.pvalue, -t.g / max(t.df, 1), len(t.prefix), t.prefix), default=None)
 
     def worst_position(self) -> tuple[int, float, int, float] | None:
         return min(self.by_position, key=lambda r: (r[3], -r[1] / max(r[2], 1)), default=None)
