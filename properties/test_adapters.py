@@ -42,7 +42,7 @@ def test_flashinfer_adapter_pads_converts_point_masses_and_refuses_k0(fake_flash
         fi.flashinfer_chain_speculative_sampling(tokens, draft, target, 0)
 
 
-# ------------------------------------------------------------------ vLLM 0.9.0 rejection_sample
+# ------------------------------------------------------------------ vLLM 0.32 rejection_sample (fake: plumbing only; real: peers/)
 
 
 def vllm(tokens, draft, target, generator, **kw):
@@ -65,9 +65,10 @@ def test_vllm_plumbing_flattens_pads_and_owns_the_randomness():
     assert torch.equal(padded.tokens, torch.where(first.tokens < 0, -9, first.tokens))
 
 
-def test_vllm_adapter_passes_the_bonus_from_row_k_and_handles_point_masses_and_k0():
+def test_vllm_adapter_passes_logits_the_bonus_from_row_k_point_masses_and_k0():
     tokens, _, target = inputs()
-    # p == q at every draft position: every draft accepted, the last token is the bonus drawn from row K
+    # p == q at every draft position: every draft accepted.  An adapter that handed vLLM 0.32 the
+    # probabilities where it takes logits (the 0.9.0 contract) fails here: softmax(p) != p.
     same = vllm(tokens, target[:, :3], target, torch.Generator().manual_seed(2))
     assert bool((same.num_accepted == 3).all()) and torch.equal(same.tokens[:, :3], tokens)
     g = torch.Generator().manual_seed(2)
@@ -82,12 +83,28 @@ def test_vllm_adapter_passes_the_bonus_from_row_k_and_handles_point_masses_and_k
     assert k0.tokens.shape == (6, 1) and bool((k0.num_accepted == 0).all())
 
 
-def test_vllm_fake_catches_an_adapter_that_leaves_requests_on_the_global_rng(monkeypatch):
+def test_vllm_greedy_adapter_is_verify_greedy_through_the_fake():
+    tokens, _, target = inputs(batch=32, k=3, vocab=5, seed=9)
+    tokens[:16] = target[:16, :3].argmax(-1)  # half the rows draft the argmax: accepted up to the bonus
+    theirs = vllm_adapter.vllm_rejection_sample_greedy(tokens, None, target, torch.Generator(), rejection_sample=fake_vllm_rejection_sample)
+    ours = sd.verify_greedy(tokens, target)
+    assert torch.equal(theirs.tokens, ours.tokens) and torch.equal(theirs.num_accepted, ours.num_accepted)
+
+
+def test_vllm_adapters_refuse_a_version_they_were_not_tested_on(monkeypatch):
+    from specdec.adapters import _common
+
+    monkeypatch.setattr(_common, "installed_version", lambda names: ("vllm", "0.9.0"))
     tokens, draft, target = inputs()
-    monkeypatch.setattr(vllm_adapter, "sampling_metadata", lambda batch, generator, device: types.SimpleNamespace(
-        all_greedy=False, all_random=True, temperature=torch.ones(batch), generators={}))
-    with pytest.raises(AssertionError, match="global RNG"):
-        vllm(tokens, draft, target, torch.Generator().manual_seed(0))
+    with pytest.raises(vllm_adapter.PeerVersionError, match=r"supports vllm 0\.32\.0; installed: vllm 0\.9\.0"):
+        vllm_adapter.vllm_rejection_sample(tokens, draft, target, torch.Generator())
+    from specdec.conformance import token_cases
+
+    report = sd.check_verifier(vllm_adapter.vllm_rejection_sample, cases=token_cases()[:1], chains=[], n=100)
+    assert report.verdict == "ERROR" and "PeerVersionError: specdec.adapters.vllm supports vllm 0.32.0; installed: vllm 0.9.0" in report.summary()
+    monkeypatch.setattr(_common, "installed_version", lambda names: None)
+    with pytest.raises(vllm_adapter.PeerVersionError, match="needs vllm 0.32.0, which is not installed"):
+        vllm_adapter.vllm_rejection_sample(tokens, draft, target, torch.Generator())
 
 
 # ------------------------------------------------------------------ SGLang tree_speculative_sampling_target_only

@@ -165,3 +165,16 @@ class StepRecorder(Protocol):
 
     @property
     def acceptance_rule(self) -> str | None: ...
+
+
+@runtime_checkable
+class SpeculationCounter(Protocol):
+    """A decoder that counts the speculation it did (an engine's own statistics).
+
+    ``speculation_counts()`` returns cumulative counts ``{"drafts", "draft_tokens",
+    "accepted_tokens"}`` since the decoder was built, or None when it does not speculate.  A check
+    reads them before and after it samples and reports the difference: a check during which no
+    draft was verified says nothing about speculation (its verdict says so).
+    """
+
+    def speculation_counts(self) -> Any: ...

@@ -55,14 +55,6 @@ def test_sglang_adapters_pass_the_engine_through_the_fake(specdec_budget):
 
 
 @pytest.mark.gpu
-def test_real_vllm_passes_the_default_campaign(specdec_budget):
-    pytest.importorskip("vllm")
-    report = check_verifier(vllm_adapter.vllm_rejection_sample, tv=0.01, seed=7, device="cuda", budget=specdec_budget,
-                            name=f"vLLM {vllm_adapter.TESTED_VLLM} rejection_sample")
-    assert report.verdict == "PASS", report.format()
-
-
-@pytest.mark.gpu
 def test_real_sglang_passes_the_point_mass_campaign(specdec_budget):
     pytest.importorskip("sgl_kernel")
     cases = [c for c in catalogue.token_cases() if c.drafter == "point_mass"]

@@ -22,12 +22,45 @@ def repad(tokens: torch.Tensor, pad_id: int, placeholder: int = -1) -> torch.Ten
     return tokens if pad_id == placeholder else torch.where(tokens == placeholder, pad_id, tokens)
 
 
-def import_peer(module: str, attr: str, requirement: str):
-    """``module.attr`` of a peer's package, imported on first use; an ImportError names the version
-    the adapter was written against."""
+def import_peer(module: str, attr: str | None, requirement: str):
+    """``module.attr`` (or the module, when ``attr`` is None) of a peer's package, imported on first
+    use; an ImportError names the version the adapter was written against."""
     import importlib
 
     try:
-        return getattr(importlib.import_module(module), attr)
+        imported = importlib.import_module(module)
+        return imported if attr is None else getattr(imported, attr)
     except (ImportError, AttributeError) as error:  # pragma: no cover - exercised only where the peer is absent
         raise ImportError(f"this adapter needs {requirement}: {error}") from None
+
+
+class PeerVersionError(ImportError):
+    """The installed peer is not a version the adapter was tested on: one line naming both."""
+
+
+def installed_version(distributions: tuple[str, ...]) -> tuple[str, str] | None:
+    """(distribution, version) of the first of ``distributions`` that is installed, read from the
+    package metadata (the package itself is not imported); None when none is."""
+    from importlib import metadata
+
+    for name in distributions:
+        try:
+            return name, metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+    return None
+
+
+def require_version(adapter: str, distributions: tuple[str, ...], supported: tuple[str, ...]) -> str:
+    """The installed version of the peer if ``adapter`` was tested on it; a :class:`PeerVersionError`
+    naming both versions otherwise (never a guess: a stale adapter would report its own mistakes as
+    the peer's bugs)."""
+    found = installed_version(distributions)
+    wanted = " or ".join(supported)
+    if found is None:
+        raise PeerVersionError(f"{adapter} needs {distributions[0]} {wanted}, which is not installed")
+    name, version = found
+    if version.split("+")[0] not in supported:
+        raise PeerVersionError(f"{adapter} supports {distributions[0]} {wanted}; installed: {name} {version} "
+                               "(not tested on it; it does not guess another version's contract)")
+    return version

@@ -83,7 +83,7 @@ def _subject_report(args, console):
 
     subject = conforming(args.subject, resolve("SUBJECT", args.subject), args.kind)
     planned = dict(tv=args.tv, time_budget=args.budget, seed=args.seed, console=console, name=args.subject,
-                   call_timeout=args.call_timeout or None)
+                   call_timeout=args.call_timeout or None, family_alpha=args.family_alpha)
     if args.kind == "verifier":
         return check_verifier(subject, device=args.device, **planned)
     if args.kind == "multidraft":
@@ -104,7 +104,8 @@ def _default_subjects(args, console):
     """(name, callable returning a Report) for the embedded defaults, in order."""
     from ..conformance import check_decoder, check_multidraft, check_verifier
 
-    common = dict(seed=args.seed, device=args.device, console=console, call_timeout=args.call_timeout or None)
+    common = dict(seed=args.seed, device=args.device, console=console, call_timeout=args.call_timeout or None,
+                  family_alpha=args.family_alpha)
     planned = dict(tv=args.tv) if args.budget is None else dict(tv=args.tv, time_budget=args.budget)
     hf = dict(tv=args.tv, time_budget=args.budget or args.hf_budget, chunk_size=1024)
     subjects = []
@@ -133,7 +134,7 @@ def _default_subjects(args, console):
 
             target, draft = tiny_llama_pair(1, TinyPairConfig(vocab_size=8))
             shared = dict(prompts=[[1, 2, 3], [4, 5, 4, 5, 4]], length=2, eos_token_id=7, seed=args.seed, console=console,
-                          call_timeout=args.call_timeout or None)
+                          call_timeout=args.call_timeout or None, family_alpha=args.family_alpha)
             if which == "ours":
                 ours = SpeculativeDecoder(target, ModelDraft(draft), num_draft_tokens=2, eos_token_id=7)
                 budgeted = dict(tv=max(args.tv, DECODER_TV)) if args.budget is None else dict(tv=max(args.tv, DECODER_TV), time_budget=args.budget)
@@ -167,6 +168,7 @@ def _process_group() -> int:
 def _validate(args) -> None:
     """Every argument check, before any work (a bad argument: UsageError, exit 2)."""
     unit_interval("--tv", args.tv)
+    unit_interval("--family-alpha", args.family_alpha)
     seconds("--budget", args.budget)
     seconds("--hf-budget", args.hf_budget)
     if args.call_timeout is not None and not (args.call_timeout >= 0 and args.call_timeout == args.call_timeout):
@@ -310,6 +312,8 @@ def add_parser(sub) -> None:
     check.add_argument("--budget", type=float, help="seconds of sampling per subject, instead of planning n for --tv")
     check.add_argument("--hf-budget", type=float, default=60.0, help="seconds of sampling per transformers subject (default 60)")
     check.add_argument("--only", choices=["verifiers", "multidraft", "decoders"], help="run one level only")
+    check.add_argument("--family-alpha", type=float, default=1e-6,
+                       help="false-alarm rate of each subject's report, Holm across its checks (default 1e-06)")
     check.add_argument("--seed", type=int, default=0, help="campaign seed: chunk c of stream s draws from (seed, s, c) (default 0)")
     check.add_argument("--device", help="where drafts, subjects and counting run (default: cuda when available)")
     check.add_argument("--json", default="specdec-check.json", help="where to write the JSON report, atomically (default specdec-check.json)")

@@ -28,7 +28,7 @@ from ..laws.block import accepted_count_law, block_law
 from ..laws.chain import acceptance_profile, tokens_per_step_moments
 from ..laws.sequence import eos_ids, sequence_law
 from ..laws.target import as_target_law, check_contexts
-from ..protocols import StepRecorder, TargetLaw
+from ..protocols import SpeculationCounter, StepRecorder, TargetLaw
 from .budget import ErrorBudget
 from .checks import Check
 from .console import Console
@@ -171,10 +171,29 @@ def check_decoder(
                                          rows=as_int("acceptance_rows", acceptance_rows, minimum=1), guard=guard))
     else:
         notes.append(f"F28 (tokens per step vs exact expectation) not applied: {why_not}")
-    return run(
+    settings = getattr(decoder, "settings", None)
+    if isinstance(settings, str):
+        notes.append(f"subject: {settings}")
+    before = _speculation(decoder)
+    report = run(
         name or subject_name(decoder), "decoder", streams, request, seed=seed, family_alpha=family_alpha, budget=budget,
         device=_cpu(), console=console or Console.auto(), notes=notes, extras=extras,
     )
+    after = _speculation(decoder)
+    if before is not None and after is not None:
+        report.speculation = {key: int(after.get(key, 0)) - int(before.get(key, 0)) for key in ("drafts", "draft_tokens", "accepted_tokens")}
+        spec = report.speculation
+        rate = f" (acceptance {spec['accepted_tokens'] / spec['draft_tokens']:.3f})" if spec["draft_tokens"] else ""
+        report.notes.append(f"speculation during the check (the subject's own counters): {spec['drafts']:,} drafts verified, "
+                            f"{spec['draft_tokens']:,} draft tokens, {spec['accepted_tokens']:,} accepted{rate}")
+    return report
+
+
+def _speculation(decoder) -> dict | None:
+    if not isinstance(decoder, SpeculationCounter):
+        return None
+    counts = decoder.speculation_counts()
+    return None if counts is None else dict(counts)
 
 
 def _asked_tokens(decoder, length: int, max_new_tokens) -> int:

@@ -67,6 +67,7 @@ class Report:
     error: dict | None = None  # SubjectFailure.to_dict(): kind, call, message, seconds
     interrupted: bool = False
     planned_samples: int = 0  # what the plan meant to draw (the samples drawn are ``samples``)
+    speculation: dict | None = None  # drafts, draft tokens and accepted tokens the subject verified during the check
 
     @property
     def passed(self) -> bool:
@@ -92,6 +93,8 @@ class Report:
             return "INCONCLUSIVE"
         if self.asked_tv is None and self._no_evidence():
             return "INCONCLUSIVE"
+        if self.speculation is not None and not self.speculation.get("drafts"):
+            return "INCONCLUSIVE"  # the law passed, but no draft was verified: nothing was shown about speculation
         return "PASS"
 
     def _no_evidence(self) -> bool:
@@ -119,6 +122,14 @@ class Report:
         if verdict == "FAIL":
             failed = [c for c in self.checks if not c.passed]
             return f"FAIL: {failed[0].describe()}" + (f" (and {len(failed) - 1} more failing checks)" if len(failed) > 1 else "")
+        if verdict == "INCONCLUSIVE" and self.speculation is not None and not self.speculation.get("drafts") and (
+            self.asked_tv is None or reached is None or reached <= self.asked_tv * (1 + 1e-9)
+        ):
+            return (
+                "INCONCLUSIVE about speculation: the subject verified no draft during the check, so its output law "
+                f"(no deviation of TV >= {reached or 1.0:.4f} found) says nothing about speculative decoding; "
+                "use prompts and lengths where the engine drafts"
+            )
         if verdict == "INCONCLUSIVE" and (self.asked_tv is None or reached is None):
             return (
                 "INCONCLUSIVE: no check rejected, but the run was too small to exclude a deviation of any size "

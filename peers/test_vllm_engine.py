@@ -1,0 +1,157 @@
+"""vLLM 0.32's engine on SmolLM2-135M (CPU build), checked from outside through ``specdec check --kind decoder``.
+
+Every run is one ``specdec check`` process (vLLM allows one engine per process), two at a time (an
+engine uses one core); each report takes its alpha from this run's error budget.  The subjects and
+the reference law are ``fixtures.vllm_subjects`` (T = 0.7, top-p 0.8, a " cat"/" dog" prompt where
+n-gram speculation drafts at every request; L = 2, four cells).  What the runs show:
+
+* without speculation vLLM follows SmolLM2's law as transformers computes it (the control);
+* with n-gram speculation, as shipped, it does not: vLLM #55005 (its CPU expand shim feeds the
+  verifier uninitialised temperatures); with the shim fixed, the same engine passes, with drafts
+  verified and accepted;
+* a lossy recovered-token kernel planted inside the running engine is caught, with position and prefix;
+* top-k under n-gram speculation crashes vLLM 0.32's CPU build: the report is an ERROR naming the call;
+* vLLM's float32 CPU forward is within 1e-4 in logits of transformers' on the tested contexts, far
+  below what the checks can detect.
+
+The reports are kept in ``.peers/`` (JSON) for the README's table of real engines.
+"""
+
+import concurrent.futures
+import json
+import os
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from fixtures import vllm_subjects
+
+ROOT = Path(__file__).resolve().parent.parent
+REPORTS = ROOT / ".peers"
+ENV = dict(os.environ, HF_HUB_OFFLINE="1", VLLM_LOGGING_LEVEL="ERROR", VLLM_CPU_KVCACHE_SPACE="1", TOKENIZERS_PARALLELISM="false")
+
+
+@dataclass(frozen=True)
+class Run:
+    subject: str  # a name in fixtures.vllm_subjects
+    tv: float
+    expected: str  # the verdict this run must have
+
+
+RUNS = [
+    Run("plain", 0.1, "PASS"),
+    Run("ngram", 0.3, "FAIL"),
+    Run("ngram_fixed", 0.1, "PASS"),
+    Run("ngram_planted", 0.1, "FAIL"),
+    Run("draft_model", 0.3, "FAIL"),
+    Run("draft_model_fixed", 0.1, "PASS"),
+    Run("ngram_top_k", 0.3, "ERROR"),
+]
+
+
+def check(run: Run, alpha: float) -> dict:
+    REPORTS.mkdir(exist_ok=True)
+    path = REPORTS / f"vllm-{run.subject}.json"
+    argv = [sys.executable, "-m", "specdec", "check", f"fixtures.vllm_subjects:{run.subject}", "--kind", "decoder",
+            "--target", "fixtures.vllm_subjects:target", "--prompts", vllm_subjects.PROMPT_ARG, "--length", "2",
+            "--max-new-tokens", "2", "--tv", str(run.tv), "--family-alpha", repr(alpha), "--call-timeout", "600",
+            "--seed", "3", "--json", str(path)]
+    started = time.perf_counter()
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=1200, cwd=ROOT, env=ENV)
+    report = json.loads(path.read_text()) if path.exists() else {}
+    return {"returncode": done.returncode, "seconds": time.perf_counter() - started, "stdout": done.stdout[-6000:],
+            "stderr": done.stderr[-3000:], "report": report}
+
+
+@pytest.fixture(scope="module")
+def runs(specdec_budget):
+    entries = {run.subject: specdec_budget.allot(1, f"specdec check fixtures.vllm_subjects:{run.subject}") for run in RUNS}
+    print(f"\nplan: {len(RUNS)} engine checks, two at a time, each a fresh `specdec check` process "
+          "(vLLM import ~12 s, engine start ~15-30 s, then about 10-20 samples/s): about 8 minutes")
+    with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
+        futures = {run.subject: pool.submit(check, run, entries[run.subject].alpha) for run in RUNS}
+        return {name: future.result() for name, future in futures.items()}
+
+
+def subject_report(result: dict) -> dict:
+    subjects = result["report"].get("subjects") or [{}]
+    return subjects[0]
+
+
+def show(name: str, result: dict) -> str:
+    report = subject_report(result)
+    return (f"{name}: exit {result['returncode']}, {result['seconds']:.0f} s, verdict {report.get('verdict')}, "
+            f"reached TV {report.get('reached_tv')}, n {report.get('samples')}, speculation {report.get('speculation')}\n"
+            f"{report.get('summary')}\n{result['stdout'][-2500:]}\n{result['stderr'][-1500:]}")
+
+
+@pytest.mark.parametrize("run", RUNS, ids=[r.subject for r in RUNS])
+def test_engine_verdict(runs, run):
+    result = runs[run.subject]
+    report = subject_report(result)
+    print(show(run.subject, result))
+    assert report.get("verdict") == run.expected, show(run.subject, result)
+    assert result["returncode"] == {"PASS": 0, "FAIL": 1, "ERROR": 3}[run.expected]
+
+
+def test_speculation_happened_where_it_passed(runs):
+    for name in ("ngram_fixed", "draft_model_fixed"):
+        spec = subject_report(runs[name])["speculation"]
+        assert spec["drafts"] > 100 and 0 < spec["accepted_tokens"] < spec["draft_tokens"], (name, spec)
+    assert subject_report(runs["plain"])["speculation"] is None  # the control does not speculate
+
+
+def test_the_fails_are_located_at_the_verified_position(runs):
+    for name in ("ngram", "ngram_planted", "draft_model"):
+        check = next(c for c in subject_report(runs[name])["checks"] if not c["passed"])
+        assert check["location"].startswith("position 1 "), (name, check["location"])  # the second token: the first verified draft
+        assert "prefix [" in check["location"]
+
+
+def test_a_crash_of_the_engine_is_an_error_that_names_the_call(runs):
+    error = subject_report(runs["ngram_top_k"])["error"]
+    assert error["kind"] == "raised" and "max_new_tokens=2" in error["call"] and "RuntimeError" in error["message"], error
+    assert "top_k=3" in " ".join(subject_report(runs["ngram_top_k"])["notes"])
+
+
+LOGIT_SCRIPT = r"""
+import json, os, sys
+import torch
+from fixtures import vllm_subjects as s
+from specdec.adapters.vllm_engine import VLLMDecoder
+from specdec.decoding.models import load_smollm2
+from specdec.warpers import warped_probs
+engine = VLLMDecoder(s.smollm2_dir(), sampling=s.SAMPLING, engine_args=dict(s.ENGINE, max_logprobs=-1, logprobs_mode="raw_logits"))
+from vllm import SamplingParams
+contexts = [s.PROMPT, s.PROMPT + [2644], s.PROMPT + [2767]]
+outs = engine.llm.generate([{"prompt_token_ids": c} for c in contexts], SamplingParams(max_tokens=1, temperature=1.0, logprobs=-1), use_tqdm=False)
+model, _ = load_smollm2()
+rows = []
+for context, out in zip(contexts, outs):
+    entries = out.outputs[0].logprobs[0]
+    theirs = torch.full((model.config.vocab_size,), float("nan"), dtype=torch.float64)
+    for token, entry in entries.items():
+        theirs[token] = entry.logprob
+    with torch.no_grad():
+        ours = model(torch.tensor([context])).logits[0, -1].double()
+    tv = 0.5 * float((warped_probs(theirs, s.SAMPLING, dtype=torch.float64) - warped_probs(ours, s.SAMPLING, dtype=torch.float64)).abs().sum())
+    rows.append({"context_length": len(context), "entries": len(entries), "max_abs_logit_diff": float((theirs - ours).abs().max()),
+                 "tv_warped": tv, "tv_raw": 0.5 * float((theirs.softmax(-1) - ours.softmax(-1)).abs().sum())})
+print(json.dumps(rows))
+"""
+
+
+def test_vllm_cpu_forward_is_transformers_forward_far_below_the_detectable_tv(runs):
+    done = subprocess.run([sys.executable, "-c", LOGIT_SCRIPT], capture_output=True, text=True, timeout=600, cwd=ROOT, env=ENV)
+    assert done.returncode == 0, done.stderr[-3000:]
+    rows = json.loads(done.stdout.strip().splitlines()[-1])
+    (REPORTS / "vllm-logit-distance.json").write_text(json.dumps(rows, indent=2))
+    print(json.dumps(rows, indent=2))
+    detectable = min(subject_report(runs[name])["reached_tv"] for name in ("plain", "ngram_fixed", "draft_model_fixed"))
+    for row in rows:
+        assert row["entries"] == 49152
+        assert row["max_abs_logit_diff"] < 1e-2 and row["tv_warped"] < detectable / 100, (row, detectable)
