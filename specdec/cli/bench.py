@@ -11,13 +11,13 @@ from . import exit_codes
 from ._args import UsageError, unit_interval
 
 
-def _input_file(name: str, path: str) -> Path:
+def _input_file(name: str, path: str, hint: str = "") -> Path:
     """A path argument that must name an existing file (checked before any work: a bad argument)."""
     path = Path(path)
     if path.is_dir():
         raise UsageError(f"{name} {path} is a folder; give a file")
     if not path.exists():
-        raise UsageError(f"{name} {path} does not exist")
+        raise UsageError(f"{name} {path} does not exist{hint}")
     return path
 
 
@@ -70,28 +70,43 @@ def gate_command(args) -> int:
 
 
 def plot_command(args) -> int:
-    import json
-    from pathlib import Path
-
+    from ..bench.files import BenchFileError
     from ..bench.history import load_history
-    from ..bench.plots import plot_history, plot_speedup_vs_k
+    from ..bench.latest import describe, load_rows, stamps
+    from ..bench.plots import history_series, k_sweeps, plot_history, plot_speedup_vs_k
 
-    out = Path(args.out)
+    out, storage = Path(args.out), Path(args.storage)
+    for name, folder in (("--out", out), ("--storage", storage)):
+        if folder.exists() and not folder.is_dir():
+            raise UsageError(f"{name} {folder} is not a folder")
     if not out.is_dir():
         raise UsageError(f"--out {out}: the folder does not exist")
-    rows_path = Path(args.rows)
-    if not rows_path.exists():
-        raise UsageError(f"--rows {rows_path} does not exist: run `make bench` first")
-    rows = json.loads(rows_path.read_text())
-    plot_speedup_vs_k(rows, str(out / "speedup_vs_k.png"))
-    print(f"wrote {out / 'speedup_vs_k.png'} ({len(rows)} rows)")
-    runs = load_history(args.storage) if Path(args.storage).is_dir() else []
-    if runs:
-        plot_history(runs, str(out / "history.png"))
-        print(f"wrote {out / 'history.png'} ({len(runs)} stored runs)")
+    rows_path = _input_file("--rows", args.rows, ": run `make bench` first (it writes .benchmarks/latest/rows.json)")
+    try:  # read and check everything before drawing anything
+        rows = load_rows(rows_path)
+        runs = load_history(storage) if storage.is_dir() else []
+        series = history_series(runs)
+    except BenchFileError as error:
+        return _no_verdict("plot", error)
+    drawn = 0
+    runs_of_rows = stamps(rows)
+    origin = describe(runs_of_rows[0]) if len(runs_of_rows) == 1 else f"{len(runs_of_rows)} runs"
+    if k_sweeps(rows):
+        plot_speedup_vs_k(rows, str(out / "speedup_vs_k.png"))
+        print(f"wrote {out / 'speedup_vs_k.png'} ({len(rows)} rows of {rows_path}, {origin})")
+        drawn += 1
     else:
-        print(f"no stored runs under {args.storage}: no history plot")
-    return 0
+        print(f"no configuration with a K sweep in {rows_path} ({len(rows)} rows, {origin}): no speedup_vs_k.png")
+    if series:
+        plot_history(runs, str(out / "history.png"), series)
+        print(f"wrote {out / 'history.png'} ({len(runs)} stored runs)")
+        drawn += 1
+    else:
+        found = f"{len(runs)} stored run(s) under {storage} and no end-to-end row among them" if runs else f"no stored runs under {storage}"
+        print(f"{found}: no history.png")
+    if not drawn:
+        return _no_verdict("plot", f"nothing to draw from {rows_path} and {storage}")
+    return exit_codes.OK
 
 
 def add_parser(sub) -> None:
