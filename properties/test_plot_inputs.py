@@ -10,6 +10,7 @@ not a PNG of empty axes.  A PNG is drawn to a temporary file beside it and renam
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -55,6 +56,15 @@ def test_a_path_of_the_wrong_kind_is_a_usage_error_before_any_work(tmp_path, cap
         code, printed, err = plot(capsys, *args)
         assert code == exit_codes.USAGE, (args, err)
         assert says in err and len(err.strip().splitlines()) == 1 and not printed
+    assert list(out.iterdir()) == []
+
+
+def test_without_matplotlib_plot_is_one_line_before_any_work(tmp_path, capsys, out, monkeypatch):
+    rows = tmp_path / "rows.json"
+    rows.write_text(json.dumps(sweep_rows()))
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # as if the plot extra were not installed
+    code, printed, err = plot(capsys, "--rows", rows, "--out", out)
+    assert code == exit_codes.USAGE and "needs matplotlib" in err and len(err.strip().splitlines()) == 1 and not printed
     assert list(out.iterdir()) == []
 
 

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import math
 import sys
 from pathlib import Path
@@ -82,6 +83,8 @@ def plot_command(args) -> int:
     if not out.is_dir():
         raise UsageError(f"--out {out}: the folder does not exist")
     rows_path = _input_file("--rows", args.rows, ": run `make bench` first (it writes .benchmarks/latest/rows.json)")
+    if importlib.util.find_spec("matplotlib") is None:
+        raise UsageError("specdec bench plot needs matplotlib: pip install 'specdec[plot]' (make install does)")
     try:  # read and check everything before drawing anything
         rows = load_rows(rows_path)
         runs = load_history(storage) if storage.is_dir() else []
