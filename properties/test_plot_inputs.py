@@ -160,6 +160,25 @@ def test_the_history_of_stored_rows_is_drawn(tmp_path, capsys, out):
     assert code == exit_codes.OK, err
     assert "history.png (2 stored runs)" in printed
     assert sorted(p.name for p in out.iterdir()) == ["history.png"]
+    assert "commit aaa, 2026-11-22T00:00:01, 0001_aaa_run.json" in _description(out / "history.png")
+
+
+def _description(png: Path) -> str:
+    from PIL import Image
+
+    with Image.open(png) as image:
+        return image.text.get("Description", "")
+
+
+def test_a_png_names_the_run_its_rows_are_from(tmp_path, capsys, out):
+    pytest.importorskip("matplotlib")
+    rows = tmp_path / "rows.json"
+    stamp = {"commit": "abc1234-dirty", "started": "2026-11-23T10:00:00+00:00"}
+    rows.write_text(json.dumps([{**row, "run": stamp} for row in sweep_rows()]))
+    code, printed, err = plot(capsys, "--rows", rows, "--out", out, "--storage", tmp_path / "none")
+    assert code == exit_codes.OK, err
+    said = f"8 rows of {rows}, commit abc1234-dirty, started 2026-11-23T10:00:00+00:00"
+    assert said in printed and _description(out / "speedup_vs_k.png") == said
 
 
 def test_a_png_is_renamed_into_place_whole_or_not_at_all(tmp_path, capsys, out, monkeypatch):

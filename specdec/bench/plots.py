@@ -28,12 +28,14 @@ def _pyplot():
     return plt
 
 
-def save_png(fig, path) -> Path:
-    """``fig`` as a PNG at ``path``: drawn to a temporary file in the same folder, then renamed into place."""
+def save_png(fig, path, description: str | None = None) -> Path:
+    """``fig`` as a PNG at ``path``: drawn to a temporary file in the same folder, then renamed into place;
+    ``description`` (which run the data are from) goes to the PNG's ``Description`` text chunk."""
     path = Path(path)
     temporary = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
+    metadata = {"Description": description} if description else None
     try:
-        fig.savefig(temporary, format="png", dpi=110)
+        fig.savefig(temporary, format="png", dpi=110, metadata=metadata)
         os.replace(temporary, path)
     except BaseException:
         temporary.unlink(missing_ok=True)
@@ -50,9 +52,10 @@ def k_sweeps(rows: list[dict]) -> dict:
     return {f: by_kind for f, by_kind in groups.items() if any(len(v) > 1 for v in by_kind.values())}
 
 
-def plot_speedup_vs_k(rows: list[dict], path: str) -> None:
+def plot_speedup_vs_k(rows: list[dict], path: str, description: str | None = None) -> None:
     """A panel per task kind: measured speedup (median, min-max bars) and F23's prediction vs K for every
-    configuration family with a K sweep; adaptive K at its mean drafted K (diamond)."""
+    configuration family with a K sweep; adaptive K at its mean drafted K (diamond).  ``description``: the
+    run the rows are from, stored in the PNG (:func:`save_png`)."""
     plt = _pyplot()
     kinds = list(dict.fromkeys(r["kind"] for r in rows))
     swept = k_sweeps(rows)
@@ -87,7 +90,7 @@ def plot_speedup_vs_k(rows: list[dict], path: str) -> None:
         fig.legend(handles, labels, loc="lower center", ncol=min(4, len(handles)), fontsize=8, frameon=False)
     fig.tight_layout(rect=(0, 0.08, 1, 1))
     try:
-        save_png(fig, path)
+        save_png(fig, path, description)
     finally:
         plt.close(fig)
 
@@ -123,7 +126,8 @@ def _stored_row(check: Checker, name: str, info: dict) -> tuple[str, float, floa
 
 
 def plot_history(runs: list[Run], path: str, series: dict | None = None) -> None:
-    """Speedup and efficiency per commit and configuration (geometric mean over task kinds)."""
+    """Speedup and efficiency per commit and configuration (geometric mean over task kinds); the PNG's
+    ``Description`` lists the stored runs drawn (commit, date, file)."""
     series = history_series(runs) if series is None else series
     plt = _pyplot()
     fig, (top, bottom) = plt.subplots(2, 1, figsize=(9, 6.5), sharex=True)
@@ -140,6 +144,6 @@ def plot_history(runs: list[Run], path: str, series: dict | None = None) -> None
     top.legend(fontsize=7, ncol=2)
     fig.tight_layout()
     try:
-        save_png(fig, path)
+        save_png(fig, path, "stored runs: " + "; ".join(f"commit {r.commit}, {r.datetime}, {r.path.name}" for r in runs))
     finally:
         plt.close(fig)

@@ -92,10 +92,9 @@ def plot_command(args) -> int:
     except BenchFileError as error:
         return _no_verdict("plot", error)
     drawn = 0
-    runs_of_rows = stamps(rows)
-    origin = describe(runs_of_rows[0]) if len(runs_of_rows) == 1 else f"{len(runs_of_rows)} runs"
+    origin = "; ".join(describe(stamp) for stamp in stamps(rows))
     if k_sweeps(rows):
-        plot_speedup_vs_k(rows, str(out / "speedup_vs_k.png"))
+        plot_speedup_vs_k(rows, str(out / "speedup_vs_k.png"), f"{len(rows)} rows of {rows_path}, {origin}")
         print(f"wrote {out / 'speedup_vs_k.png'} ({len(rows)} rows of {rows_path}, {origin})")
         drawn += 1
     else:
