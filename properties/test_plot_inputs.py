@@ -10,6 +10,7 @@ not a PNG of empty axes.  A PNG is drawn to a temporary file beside it and renam
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -65,6 +66,15 @@ def test_without_matplotlib_plot_is_one_line_before_any_work(tmp_path, capsys, o
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # as if the plot extra were not installed
     code, printed, err = plot(capsys, "--rows", rows, "--out", out)
     assert code == exit_codes.USAGE and "needs matplotlib" in err and len(err.strip().splitlines()) == 1 and not printed
+    assert list(out.iterdir()) == []
+
+
+def test_an_unwritable_out_folder_is_a_usage_error(tmp_path, capsys, out, monkeypatch):
+    rows = tmp_path / "rows.json"
+    rows.write_text(json.dumps(sweep_rows()))
+    monkeypatch.setattr(os, "access", lambda path, mode: False)  # as for a non-root user in a read-only folder
+    code, printed, err = plot(capsys, "--rows", rows, "--out", out)
+    assert code == exit_codes.USAGE and "not writable" in err and not printed
     assert list(out.iterdir()) == []
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import math
+import os
 import sys
 from pathlib import Path
 
@@ -82,6 +83,8 @@ def plot_command(args) -> int:
             raise UsageError(f"{name} {folder} is not a folder")
     if not out.is_dir():
         raise UsageError(f"--out {out}: the folder does not exist")
+    if not os.access(out, os.W_OK):
+        raise UsageError(f"--out {out}: the folder is not writable")
     rows_path = _input_file("--rows", args.rows, ": run `make bench` first (it writes .benchmarks/latest/rows.json)")
     if importlib.util.find_spec("matplotlib") is None:
         raise UsageError("specdec bench plot needs matplotlib: pip install 'specdec[plot]' (make install does)")
