@@ -168,7 +168,7 @@ def test_the_history_of_stored_rows_is_drawn(tmp_path, capsys, out):
     _stored(tmp_path, {"ratios": {"r": {"values": [1.0], "higher_is_better": True}}}, name="0002_bbb_run.json")
     code, printed, err = plot(capsys, "--rows", rows, "--out", out, "--storage", tmp_path / "store")
     assert code == exit_codes.OK, err
-    assert "history.png (2 stored runs)" in printed
+    assert "history.png (2 stored run(s))" in printed
     assert sorted(p.name for p in out.iterdir()) == ["history.png"]
     assert "commit aaa, 2026-11-22T00:00:01, 0001_aaa_run.json" in _description(out / "history.png")
 

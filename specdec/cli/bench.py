@@ -104,7 +104,7 @@ def plot_command(args) -> int:
         print(f"no configuration with a K sweep in {rows_path} ({len(rows)} rows, {origin}): no speedup_vs_k.png")
     if series:
         plot_history(runs, str(out / "history.png"), series)
-        print(f"wrote {out / 'history.png'} ({len(runs)} stored runs)")
+        print(f"wrote {out / 'history.png'} ({len(runs)} stored run(s))")
         drawn += 1
     else:
         found = f"{len(runs)} stored run(s) under {storage} and no end-to-end row among them" if runs else f"no stored runs under {storage}"
