@@ -12,12 +12,12 @@ Options (``make bench`` uses the defaults):
 With ``--benchmark-disable`` (the test suite's default) every benchmark runs once on a tiny
 workload (4 tokens, 1 round), so the suite keeps the code paths alive without timing them.
 At the end the table of every row measured is printed and written, with the rows as JSON,
-to ``.benchmarks/latest/`` (``specdec bench plot`` reads it).
+to ``.benchmarks/latest/`` (``specdec bench plot`` reads it): both files name the run (commit and
+start time, :func:`specdec.bench.latest.run_stamp`) and are replaced atomically.
 """
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -28,6 +28,7 @@ from perf.harness import (CUDA_STATIC_GRID, FULL_PEER_GRID, KINDS, PEER_GRID, ST
 
 ROWS_KEY = pytest.StashKey[list]()
 PEERS_KEY = pytest.StashKey[dict]()
+STAMP_KEY = pytest.StashKey[dict]()
 LATEST = Path(".benchmarks") / "latest"
 
 
@@ -42,8 +43,11 @@ def pytest_addoption(parser):
 
 
 def pytest_configure(config):
+    from specdec.bench.latest import run_stamp
+
     config.stash[ROWS_KEY] = []
     config.stash[PEERS_KEY] = {}
+    config.stash[STAMP_KEY] = run_stamp()  # the commit and this session's start, in every file of latest/
     for name, low in (("bench_new_tokens", 2), ("bench_rounds", 1), ("bench_prompts", 1)):
         value = config.getoption(name)
         if value < low or (name == "bench_prompts" and value > 6):
@@ -96,14 +100,15 @@ def plan(request, benchmark, bench_device) -> Plan:
 
 @pytest.fixture
 def record_row(request):
-    """Adds a row (dict) to the session's table, and rewrites .benchmarks/latest/rows.json so a run cut
-    short keeps the rows it measured."""
+    """Adds a row (dict) to the session's table, and replaces .benchmarks/latest/rows.json (atomically) so a
+    run cut short keeps the rows it measured."""
+    from specdec.bench.latest import write_rows
+
     rows = request.config.stash[ROWS_KEY]
 
     def record(row: dict) -> None:
         rows.append(row)
-        LATEST.mkdir(parents=True, exist_ok=True)
-        (LATEST / "rows.json").write_text(json.dumps(rows, indent=1))
+        write_rows(LATEST, rows, request.config.stash[STAMP_KEY])
 
     return record
 
@@ -123,6 +128,7 @@ def pytest_terminal_summary(terminalreporter, config):
     rows = config.stash.get(ROWS_KEY, [])
     if not rows:
         return
+    from specdec.bench.latest import write_rows, write_table
     from specdec.bench.rows import choosing_k, format_choosing_k, format_table
 
     peers = config.stash.get(PEERS_KEY, {})
@@ -140,7 +146,8 @@ def pytest_terminal_summary(terminalreporter, config):
     if entries:
         terminalreporter.section("choosing K: the sweep's best fixed K, F24's K*, the adaptive K")
         terminalreporter.write_line(format_choosing_k(entries))
-    LATEST.mkdir(parents=True, exist_ok=True)
-    (LATEST / "rows.json").write_text(json.dumps(rows, indent=1))
-    (LATEST / "table.md").write_text(format_table(rows, markdown=True) + "\n")
-    terminalreporter.write_line(f"rows: {LATEST / 'rows.json'}, table: {LATEST / 'table.md'}")
+    stamp = config.stash[STAMP_KEY]
+    write_rows(LATEST, rows, stamp)
+    write_table(LATEST, rows, stamp)
+    terminalreporter.write_line(f"rows: {LATEST / 'rows.json'}, table: {LATEST / 'table.md'} (commit {stamp['commit']}, "
+                                f"started {stamp['started']})")

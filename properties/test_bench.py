@@ -236,17 +236,17 @@ def test_gate_flags_a_clear_regression_and_nothing_else(tmp_path):
     same = load_run(_run(tmp_path, "run2", [2.02, 1.97, 2.1, 2.0, 1.99]))
     worse = load_run(_run(tmp_path, "run3", [1.6, 1.62, 1.58, 1.61, 1.6]))
     better = load_run(_run(tmp_path, "run4", [2.6, 2.7, 2.65, 2.62, 2.61]))
-    assert [f.verdict for f in compare_runs(base, same, margin=0.05)] == ["ok"]
-    assert [f.verdict for f in compare_runs(base, worse, margin=0.05)] == ["regression"]
-    assert [f.verdict for f in compare_runs(base, worse)] == ["ok"]  # 20% slower is inside the default 20% margin
-    assert [f.verdict for f in compare_runs(base, better, margin=0.05)] == ["improvement"]
+    assert [f.verdict for f in compare_runs(base, same, margin=0.05, exact=False)] == ["ok"]
+    assert [f.verdict for f in compare_runs(base, worse, margin=0.05, exact=False)] == ["regression"]
+    assert [f.verdict for f in compare_runs(base, worse, exact=False)] == ["ok"]  # 20% slower is inside the default 20% margin
+    assert [f.verdict for f in compare_runs(base, better, margin=0.05, exact=False)] == ["improvement"]
 
 
 def test_gate_judges_lower_is_better_ratios_the_other_way(tmp_path):
     base = load_run(_run(tmp_path, "run1", [1.0, 1.02, 0.99], direction=False))
     slower = load_run(_run(tmp_path, "run2", [1.5, 1.52, 1.49], direction=False))
-    assert [f.verdict for f in compare_runs(base, slower)] == ["regression"]  # 1.5x the floor's time: beyond 20%
-    assert [f.verdict for f in compare_runs(slower, base)] == ["improvement"]
+    assert [f.verdict for f in compare_runs(base, slower, exact=False)] == ["regression"]  # 1.5x the floor's time: beyond 20%
+    assert [f.verdict for f in compare_runs(slower, base, exact=False)] == ["improvement"]
 
 
 def test_gate_compares_seeded_metrics_exactly(tmp_path):

@@ -10,4 +10,6 @@ anyone benchmarking their own decoder.
 * :mod:`.rows` - one benchmark row: measured speedup from paired rounds beside F23's prediction.
 * :mod:`.environment` - machine, library versions, GPU, driver, commit.
 * :mod:`.history` / :mod:`.gate` / :mod:`.plots` - stored runs, the ratio gate, PNGs.
+* :mod:`.latest` - the latest run's ``rows.json`` and ``table.md``, stamped with their run, written atomically.
+* :mod:`.files` - reading those files: every problem one line naming the file (``BenchFileError``).
 """

@@ -17,6 +17,12 @@ by up to 1.8x in their ratio to the memory floor, hence the default margin of 20
 Deterministic metrics (seeded acceptance and tokens per step, ``extra_info["exact"]``) are
 compared exactly: any change fails, because the same seed on the same machine must give the
 same counts.  Compare runs from one machine (the gate warns when the machine info differs).
+
+A benchmark, or a metric of a benchmark, present in one run only is a ``missing`` finding that
+says which run holds it; it is listed, not judged.  When nothing is left to judge,
+:func:`nothing_to_judge` says why (an empty run, no shared benchmark, no shared metric): the
+command line exits NO_VERDICT rather than passing on nothing.  The ratios themselves were checked
+finite and positive when the run was loaded (:func:`specdec.bench.history.load_run`).
 """
 
 from __future__ import annotations
@@ -38,12 +44,18 @@ class Finding:
     current: float | None = None
     low: float | None = None  # interval on current / baseline
     high: float | None = None
+    only_in: str | None = None  # "baseline" or "current", for a missing benchmark or metric
+    exact: bool = False  # a seeded metric compared exactly (``extra_info["exact"]``)
+
+    @property
+    def judged(self) -> bool:
+        return self.verdict != "missing"
 
     def line(self) -> str:
-        if self.verdict == "changed":
-            return f"CHANGED     {self.benchmark} {self.metric}: {self.baseline!r} -> {self.current!r} (exact metric)"
+        if self.exact:
+            return f"{self.verdict.upper():11s} {self.benchmark} {self.metric}: {self.baseline!r} -> {self.current!r} (exact metric)"
         if self.verdict == "missing":
-            return f"MISSING     {self.benchmark}: in one run only"
+            return f"MISSING     {' '.join(filter(None, (self.benchmark, self.metric)))}: only in the {self.only_in} run"
         return (f"{self.verdict.upper():11s} {self.benchmark} {self.metric}: {self.baseline:.4g} -> {self.current:.4g} "
                 f"(x{self.current / self.baseline:.3f}, interval [{self.low:.3f}, {self.high:.3f}])")
 
@@ -52,8 +64,8 @@ def ratio_interval(baseline, current, *, confidence: float = 0.95, resamples: in
     """Percentile bootstrap interval for median(current) / median(baseline), rounds resampled within each run."""
     base = np.asarray(baseline, dtype=np.float64)
     cur = np.asarray(current, dtype=np.float64)
-    if base.size == 0 or cur.size == 0 or not (np.all(base > 0) and np.all(cur > 0)):
-        raise ValueError(f"ratios must be positive and non-empty, got baseline {base.tolist()} and current {cur.tolist()}")
+    if base.size == 0 or cur.size == 0 or not (np.all(np.isfinite(base) & (base > 0)) and np.all(np.isfinite(cur) & (cur > 0))):
+        raise ValueError(f"ratios must be finite, positive and non-empty, got baseline {base.tolist()} and current {cur.tolist()}")
     rng = np.random.default_rng(seed)
     base_medians = np.median(base[rng.integers(0, base.size, (resamples, base.size))], axis=1)
     cur_medians = np.median(cur[rng.integers(0, cur.size, (resamples, cur.size))], axis=1)
@@ -71,23 +83,46 @@ def compare_runs(baseline: Run, current: Run, *, margin: float = 0.2, confidence
     findings = []
     for name in sorted(set(baseline.benchmarks) | set(current.benchmarks)):
         if name not in baseline.benchmarks or name not in current.benchmarks:
-            findings.append(Finding(name, "", "missing"))
+            findings.append(Finding(name, "", "missing", only_in="baseline" if name in baseline.benchmarks else "current"))
             continue
         old, new = baseline.benchmarks[name]["extra_info"], current.benchmarks[name]["extra_info"]
-        for metric, spec in sorted((new.get("ratios") or {}).items()):
-            if metric not in (old.get("ratios") or {}):
-                continue
-            before, after = old["ratios"][metric]["values"], spec["values"]
+        old_ratios, new_ratios = old.get("ratios") or {}, new.get("ratios") or {}
+        findings += _missing(name, old_ratios, new_ratios)
+        for metric in sorted(set(old_ratios) & set(new_ratios)):
+            before, after = old_ratios[metric]["values"], new_ratios[metric]["values"]
             low, high = ratio_interval(before, after, confidence=confidence, resamples=resamples, seed=seed)
-            if not spec.get("higher_is_better", True):  # judge 1 / ratio so that "up" is always good
+            if not new_ratios[metric].get("higher_is_better", True):  # judge 1 / ratio so that "up" is always good
                 low, high = 1 / high, 1 / low
             verdict = "regression" if high < 1 - margin else "improvement" if low > 1 + margin else "ok"
             findings.append(Finding(name, metric, verdict, float(np.median(before)), float(np.median(after)), low, high))
         if exact:
-            for metric, value in sorted((new.get("exact") or {}).items()):
-                if metric in (old.get("exact") or {}) and old["exact"][metric] != value:
-                    findings.append(Finding(name, metric, "changed", old["exact"][metric], value))
+            old_exact, new_exact = old.get("exact") or {}, new.get("exact") or {}
+            findings += _missing(name, old_exact, new_exact)
+            for metric in sorted(set(old_exact) & set(new_exact)):
+                verdict = "ok" if old_exact[metric] == new_exact[metric] else "changed"
+                findings.append(Finding(name, metric, verdict, old_exact[metric], new_exact[metric], exact=True))
     return findings
+
+
+def _missing(name: str, old: dict, new: dict) -> list[Finding]:
+    return [Finding(name, metric, "missing", only_in="baseline" if metric in old else "current")
+            for metric in sorted(set(old) ^ set(new))]
+
+
+def nothing_to_judge(baseline: Run, current: Run, findings: list[Finding], *, exact: bool = True) -> str | None:
+    """Why ``findings`` (from :func:`compare_runs`) judge nothing, or None when at least one comparison ran."""
+    if any(f.judged for f in findings):
+        return None
+    for side, run in (("baseline", baseline), ("current", current)):
+        if not run.benchmarks:
+            return f"the {side} run {run.path} holds no benchmark"
+    shared = set(baseline.benchmarks) & set(current.benchmarks)
+    if not shared:
+        return (f"no benchmark in both runs ({len(baseline.benchmarks)} only in the baseline {baseline.path}, "
+                f"{len(current.benchmarks)} only in the current {current.path}): renamed or another suite?")
+    metrics = "no ratio or exact metric" if exact else "no ratio (exact metrics not compared: --no-exact)"
+    return (f"the {len(shared)} benchmark(s) in both runs share {metrics} "
+            f"(extra_info in the baseline {baseline.path} and the current {current.path})")
 
 
 def same_machine(baseline: Run, current: Run) -> bool:

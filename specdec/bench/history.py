@@ -4,13 +4,19 @@ Storage: ``.benchmarks/<machine>/<NNNN>_<commit>_<date>.json``; each file holds 
 info (extended by :func:`specdec.bench.environment.machine_info`), the commit and, per
 benchmark, pytest-benchmark's timing stats and our ``extra_info`` (rows, per-round ratios,
 exact metrics).
+
+:func:`load_run` checks every part the gate and the plots read - the benchmarks' names, the
+ratios (finite and positive, with a direction), the exact metrics, the machine and commit info,
+the date - and refuses anything else in one line naming the file
+(:class:`~specdec.bench.files.BenchFileError`); other ``extra_info`` entries are kept unread.
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
+
+from .files import BenchFileError, Checker, read_json, shown
 
 
 @dataclass(frozen=True)
@@ -27,23 +33,55 @@ class Run:
 
 
 def load_run(path) -> Run:
-    """One stored run (a pytest-benchmark JSON file)."""
+    """One stored run (a pytest-benchmark JSON file), checked as described in the module docstring."""
     path = Path(path)
-    try:
-        data = json.loads(path.read_text())
-    except (OSError, json.JSONDecodeError) as error:
-        raise ValueError(f"{path}: not a readable pytest-benchmark JSON file ({error})") from None
-    if not isinstance(data, dict) or "benchmarks" not in data:
-        raise ValueError(f"{path}: not a pytest-benchmark JSON file (no 'benchmarks' key)")
-    commit = (data.get("commit_info") or {}).get("id") or "unknown"
-    benchmarks = {b["fullname"]: {"stats": b.get("stats") or {}, "extra_info": b.get("extra_info") or {}} for b in data["benchmarks"]}
-    return Run(path, commit, data.get("datetime", ""), data.get("machine_info") or {}, benchmarks)
+    data = read_json(path)
+    check = Checker(path)
+    if not isinstance(data, dict):
+        check.fail(f"not a pytest-benchmark run: the top level must be a JSON object, got {shown(data)}")
+    if "benchmarks" not in data:
+        check.fail("not a pytest-benchmark run: no 'benchmarks' key")
+    commit_info = check.mapping("commit_info", data.get("commit_info"), optional=True)
+    commit = check.text("commit_info['id']", commit_info.get("id"), optional=True) or "unknown"
+    machine = check.mapping("machine_info", data.get("machine_info"), optional=True)
+    when = check.timestamp("datetime", check.entry("the run", data, "datetime"))
+    benchmarks: dict = {}
+    for index, entry in enumerate(check.sequence("benchmarks", data["benchmarks"])):
+        entry = check.mapping(f"benchmarks[{index}]", entry)
+        name = check.text(f"benchmarks[{index}]['fullname']", check.entry(f"benchmarks[{index}]", entry, "fullname"))
+        if name in benchmarks:
+            check.fail(f"benchmark {name} appears twice")
+        benchmarks[name] = {"stats": check.mapping(f"{name}: stats", entry.get("stats"), optional=True),
+                            "extra_info": _extra_info(check, name, entry.get("extra_info"))}
+    return Run(path, commit, when, machine, benchmarks)
+
+
+def _extra_info(check: Checker, name: str, info) -> dict:
+    """``extra_info`` with its ``ratios`` and ``exact`` entries checked (the gate reads them)."""
+    info = check.mapping(f"{name}: extra_info", info, optional=True)
+    ratios = check.mapping(f"{name}: extra_info['ratios']", info.get("ratios"), optional=True)
+    for metric, spec in ratios.items():
+        where = f"{name}: extra_info['ratios'][{metric!r}]"
+        spec = check.mapping(where, spec)
+        values = check.sequence(f"{where}['values']", check.entry(where, spec, "values"), nonempty=True)
+        for value in values:
+            check.number(f"{where}['values']", value, positive=True)
+        check.flag(f"{where}['higher_is_better']", spec.get("higher_is_better", True))
+    exact = check.mapping(f"{name}: extra_info['exact']", info.get("exact"), optional=True)
+    for metric, value in exact.items():
+        check.number(f"{name}: extra_info['exact'][{metric!r}]", value, optional=True)
+    return info
 
 
 def load_history(storage=".benchmarks") -> list[Run]:
-    """Every stored run under ``storage`` (all machines), oldest first; ``latest/`` is not a run."""
+    """Every stored run under ``storage`` (all machines), oldest first; ``latest/`` is not a run.
+    A malformed stored run is a :class:`~specdec.bench.files.BenchFileError` naming it."""
     root = Path(storage)
     if not root.is_dir():
-        raise ValueError(f"benchmark storage {root} does not exist: run `make bench` (it saves under the commit id)")
+        problem = "is not a folder" if root.exists() else "does not exist: run `make bench` (it saves under the commit id)"
+        raise ValueError(f"benchmark storage {root} {problem}")
     runs = [load_run(p) for p in sorted(root.glob("*/[0-9]*.json"))]
     return sorted(runs, key=lambda run: run.datetime)
+
+
+__all__ = ["BenchFileError", "Run", "load_history", "load_run"]

@@ -1,10 +1,20 @@
-"""PNG plots (matplotlib, the ``plot`` extra): one run's speedup vs K per task kind, and the history per commit."""
+"""PNG plots (matplotlib, the ``plot`` extra): one run's speedup vs K per task kind, and the history per commit.
+
+Each PNG is drawn to a temporary file in the destination's folder and renamed into place
+(``os.replace``), so a reader - or a run killed mid-draw - sees the previous plot or the new one,
+whole.  Rows come checked from :func:`specdec.bench.latest.load_rows`; the stored runs' row fields
+are checked here (:func:`history_series`), each problem naming the run's file.
+"""
 
 from __future__ import annotations
 
 import math
+import os
+import secrets
 from collections import defaultdict
+from pathlib import Path
 
+from .files import Checker
 from .history import Run
 from .rows import split_configuration as _family
 
@@ -18,16 +28,37 @@ def _pyplot():
     return plt
 
 
-def plot_speedup_vs_k(rows: list[dict], path: str) -> None:
-    """A panel per task kind: measured speedup (median, min-max bars) and F23's prediction vs K for every
-    configuration family with a K sweep; adaptive K at its mean drafted K (diamond)."""
-    plt = _pyplot()
-    kinds = list(dict.fromkeys(r["kind"] for r in rows))
+def save_png(fig, path, description: str | None = None) -> Path:
+    """``fig`` as a PNG at ``path``: drawn to a temporary file in the same folder, then renamed into place;
+    ``description`` (which run the data are from) goes to the PNG's ``Description`` text chunk."""
+    path = Path(path)
+    temporary = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
+    metadata = {"Description": description} if description else None
+    try:
+        fig.savefig(temporary, format="png", dpi=110, metadata=metadata)
+        os.replace(temporary, path)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
+    return path
+
+
+def k_sweeps(rows: list[dict]) -> dict:
+    """family -> kind -> [(K label, row)] for every configuration family run at more than one K on some kind."""
     groups: dict = defaultdict(lambda: defaultdict(list))
     for row in rows:
         family, k = _family(row["configuration"])
         groups[family][row["kind"]].append((k, row))
-    swept = {f: by_kind for f, by_kind in groups.items() if any(len(v) > 1 for v in by_kind.values())}
+    return {f: by_kind for f, by_kind in groups.items() if any(len(v) > 1 for v in by_kind.values())}
+
+
+def plot_speedup_vs_k(rows: list[dict], path: str, description: str | None = None) -> None:
+    """A panel per task kind: measured speedup (median, min-max bars) and F23's prediction vs K for every
+    configuration family with a K sweep; adaptive K at its mean drafted K (diamond).  ``description``: the
+    run the rows are from, stored in the PNG (:func:`save_png`)."""
+    plt = _pyplot()
+    kinds = list(dict.fromkeys(r["kind"] for r in rows))
+    swept = k_sweeps(rows)
     cols = min(3, max(1, len(kinds)))
     fig, axes = plt.subplots(math.ceil(len(kinds) / cols), cols, figsize=(4.2 * cols, 3.4 * math.ceil(len(kinds) / cols)),
                              squeeze=False, sharey=True)
@@ -35,7 +66,7 @@ def plot_speedup_vs_k(rows: list[dict], path: str) -> None:
     for ax, kind in zip(axes.flat, kinds):
         for colour, (family, by_kind) in zip(colours, sorted(swept.items())):
             points = by_kind.get(kind, [])
-            fixed = sorted((int(k[1:]), r) for k, r in points if k != "Kadapt")
+            fixed = sorted((int(k[1:]), r) for k, r in points if k[1:].isdigit())
             if fixed:
                 xs = [k for k, _ in fixed]
                 med = [r["speedup"]["median"] for _, r in fixed]
@@ -58,25 +89,47 @@ def plot_speedup_vs_k(rows: list[dict], path: str) -> None:
     if handles:
         fig.legend(handles, labels, loc="lower center", ncol=min(4, len(handles)), fontsize=8, frameon=False)
     fig.tight_layout(rect=(0, 0.08, 1, 1))
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    try:
+        save_png(fig, path, description)
+    finally:
+        plt.close(fig)
 
 
-def plot_history(runs: list[Run], path: str) -> None:
-    """Speedup and efficiency per commit and configuration (geometric mean over task kinds)."""
-    plt = _pyplot()
+def history_series(runs: list[Run]) -> dict:
+    """configuration -> {"speedup": {run index: geometric mean over kinds}, "efficiency": {...}} from the runs'
+    end-to-end rows (benchmarks whose extra_info has "predicted"); empty when no run has one."""
     series: dict = defaultdict(lambda: {"speedup": {}, "efficiency": {}})
     for index, run in enumerate(runs):
+        check = Checker(run.path)
         per_config: dict = defaultdict(lambda: {"speedup": [], "efficiency": []})
-        for bench in run.benchmarks.values():
+        for name, bench in run.benchmarks.items():
             info = bench["extra_info"]
             if "predicted" not in info:
                 continue
-            per_config[info["configuration"]]["speedup"].append(info["speedup"]["median"])
-            per_config[info["configuration"]]["efficiency"].append(info["efficiency"])
+            config, speedup, efficiency = _stored_row(check, name, info)
+            per_config[config]["speedup"].append(speedup)
+            per_config[config]["efficiency"].append(efficiency)
         for config, values in per_config.items():
             for metric, vals in values.items():
                 series[config][metric][index] = math.exp(sum(math.log(v) for v in vals) / len(vals))
+    return dict(series)
+
+
+def _stored_row(check: Checker, name: str, info: dict) -> tuple[str, float, float]:
+    """(configuration, median speedup, efficiency) of one stored end-to-end row, each checked."""
+    where = f"{name}: extra_info"
+    config = check.text(f"{where}['configuration']", check.entry(where, info, "configuration"))
+    speedup = check.mapping(f"{where}['speedup']", check.entry(where, info, "speedup"))
+    median = check.number(f"{where}['speedup']['median']", check.entry(f"{where}['speedup']", speedup, "median"), positive=True)
+    efficiency = check.number(f"{where}['efficiency']", check.entry(where, info, "efficiency"), positive=True)
+    return config, median, efficiency
+
+
+def plot_history(runs: list[Run], path: str, series: dict | None = None) -> None:
+    """Speedup and efficiency per commit and configuration (geometric mean over task kinds); the PNG's
+    ``Description`` lists the stored runs drawn (commit, date, file)."""
+    series = history_series(runs) if series is None else series
+    plt = _pyplot()
     fig, (top, bottom) = plt.subplots(2, 1, figsize=(9, 6.5), sharex=True)
     for config, metrics in sorted(series.items()):
         for ax, metric in ((top, "speedup"), (bottom, "efficiency")):
@@ -90,5 +143,7 @@ def plot_history(runs: list[Run], path: str) -> None:
     bottom.set_xlabel("stored run (commit, date)")
     top.legend(fontsize=7, ncol=2)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    try:
+        save_png(fig, path, "stored runs: " + "; ".join(f"commit {r.commit}, {r.datetime}, {r.path.name}" for r in runs))
+    finally:
+        plt.close(fig)

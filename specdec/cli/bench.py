@@ -3,68 +3,115 @@
 
 from __future__ import annotations
 
+import importlib.util
 import math
+import os
+import sys
+from pathlib import Path
 
+from . import exit_codes
 from ._args import UsageError, unit_interval
 
 
-def _runs_to_compare(args):
-    from ..bench.history import load_history, load_run
+def _input_file(name: str, path: str, hint: str = "") -> Path:
+    """A path argument that must name an existing file (checked before any work: a bad argument)."""
+    path = Path(path)
+    if path.is_dir():
+        raise UsageError(f"{name} {path} is a folder; give a file")
+    if not path.exists():
+        raise UsageError(f"{name} {path} does not exist{hint}")
+    return path
 
-    if args.baseline and args.current:
-        return load_run(args.baseline), load_run(args.current)
-    if args.baseline or args.current:
-        raise UsageError("give both BASELINE and CURRENT, or neither (then the two newest runs in --storage)")
-    runs = load_history(args.storage)
-    if len(runs) < 2:
-        raise UsageError(f"{args.storage} holds {len(runs)} stored run(s); the gate needs two (make bench saves one per run)")
-    return runs[-2], runs[-1]
+
+def _no_verdict(command: str, problem) -> int:
+    """Nothing to judge or draw, or an unreadable input file: one line on stderr, NO_VERDICT."""
+    print(f"specdec bench {command}: error: {problem}", file=sys.stderr)
+    return exit_codes.NO_VERDICT
 
 
 def gate_command(args) -> int:
-    from ..bench.gate import compare_runs, same_machine
+    from ..bench.files import BenchFileError
+    from ..bench.gate import compare_runs, nothing_to_judge, same_machine
+    from ..bench.history import load_history, load_run
 
     unit_interval("--confidence", args.confidence)
     if not (math.isfinite(args.margin) and 0 <= args.margin < 1):
         raise UsageError(f"--margin must be in [0, 1), got {args.margin}")
-    baseline, current = _runs_to_compare(args)
+    if bool(args.baseline) != bool(args.current):
+        raise UsageError("give both BASELINE and CURRENT, or neither (then the two newest runs in --storage)")
+    if args.baseline:
+        paths = _input_file("BASELINE", args.baseline), _input_file("CURRENT", args.current)
+    elif not Path(args.storage).is_dir():
+        problem = "is not a folder" if Path(args.storage).exists() else "does not exist: run `make bench` (it saves under the commit id)"
+        raise UsageError(f"--storage {args.storage} {problem}")
+    try:
+        runs = [load_run(p) for p in paths] if args.baseline else load_history(args.storage)
+    except BenchFileError as error:
+        return _no_verdict("gate", error)
+    if len(runs) < 2:
+        return _no_verdict("gate", f"{args.storage} holds {len(runs)} stored run(s); the gate needs two "
+                                   "(make bench saves one per run)")
+    baseline, current = runs[-2], runs[-1]
     print(f"baseline {baseline.path} (commit {baseline.label}); current {current.path} (commit {current.label}); "
           f"margin {args.margin:.0%}, {args.confidence:.0%} bootstrap interval on median(current)/median(baseline)")
     if not same_machine(baseline, current):
         print("warning: the runs come from different machines or settings; ratios travel better than times, exact metrics do not")
     findings = compare_runs(baseline, current, margin=args.margin, confidence=args.confidence, exact=not args.no_exact)
-    bad = [f for f in findings if f.verdict in ("regression", "changed")]
     for finding in findings:
         if args.verbose or finding.verdict != "ok":
             print(finding.line())
-    judged = sum(f.verdict != "missing" for f in findings)
-    print(f"{judged} comparisons: {len(bad)} failing, {sum(f.verdict == 'improvement' for f in findings)} improved")
-    return 1 if bad else 0
+    reason = nothing_to_judge(baseline, current, findings, exact=not args.no_exact)
+    if reason:
+        return _no_verdict("gate", f"nothing to compare: {reason}")
+    bad = [f for f in findings if f.verdict in ("regression", "changed")]
+    missing = sum(not f.judged for f in findings)
+    print(f"{sum(f.judged for f in findings)} comparisons: {len(bad)} failing, "
+          f"{sum(f.verdict == 'improvement' for f in findings)} improved"
+          + (f"; {missing} missing (listed above)" if missing else ""))
+    return exit_codes.FAIL if bad else exit_codes.OK
 
 
 def plot_command(args) -> int:
-    import json
-    from pathlib import Path
-
+    from ..bench.files import BenchFileError
     from ..bench.history import load_history
-    from ..bench.plots import plot_history, plot_speedup_vs_k
+    from ..bench.latest import describe, load_rows, stamps
+    from ..bench.plots import history_series, k_sweeps, plot_history, plot_speedup_vs_k
 
-    out = Path(args.out)
+    out, storage = Path(args.out), Path(args.storage)
+    for name, folder in (("--out", out), ("--storage", storage)):
+        if folder.exists() and not folder.is_dir():
+            raise UsageError(f"{name} {folder} is not a folder")
     if not out.is_dir():
         raise UsageError(f"--out {out}: the folder does not exist")
-    rows_path = Path(args.rows)
-    if not rows_path.exists():
-        raise UsageError(f"--rows {rows_path} does not exist: run `make bench` first")
-    rows = json.loads(rows_path.read_text())
-    plot_speedup_vs_k(rows, str(out / "speedup_vs_k.png"))
-    print(f"wrote {out / 'speedup_vs_k.png'} ({len(rows)} rows)")
-    runs = load_history(args.storage) if Path(args.storage).is_dir() else []
-    if runs:
-        plot_history(runs, str(out / "history.png"))
-        print(f"wrote {out / 'history.png'} ({len(runs)} stored runs)")
+    if not os.access(out, os.W_OK):
+        raise UsageError(f"--out {out}: the folder is not writable")
+    rows_path = _input_file("--rows", args.rows, ": run `make bench` first (it writes .benchmarks/latest/rows.json)")
+    if importlib.util.find_spec("matplotlib") is None:
+        raise UsageError("specdec bench plot needs matplotlib: pip install 'specdec[plot]' (make install does)")
+    try:  # read and check everything before drawing anything
+        rows = load_rows(rows_path)
+        runs = load_history(storage) if storage.is_dir() else []
+        series = history_series(runs)
+    except BenchFileError as error:
+        return _no_verdict("plot", error)
+    drawn = 0
+    origin = "; ".join(describe(stamp) for stamp in stamps(rows))
+    if k_sweeps(rows):
+        plot_speedup_vs_k(rows, str(out / "speedup_vs_k.png"), f"{len(rows)} rows of {rows_path}, {origin}")
+        print(f"wrote {out / 'speedup_vs_k.png'} ({len(rows)} rows of {rows_path}, {origin})")
+        drawn += 1
     else:
-        print(f"no stored runs under {args.storage}: no history plot")
-    return 0
+        print(f"no configuration with a K sweep in {rows_path} ({len(rows)} rows, {origin}): no speedup_vs_k.png")
+    if series:
+        plot_history(runs, str(out / "history.png"), series)
+        print(f"wrote {out / 'history.png'} ({len(runs)} stored run(s))")
+        drawn += 1
+    else:
+        found = f"{len(runs)} stored run(s) under {storage} and no end-to-end row among them" if runs else f"no stored runs under {storage}"
+        print(f"{found}: no history.png")
+    if not drawn:
+        return _no_verdict("plot", f"nothing to draw from {rows_path} and {storage}")
+    return exit_codes.OK
 
 
 def add_parser(sub) -> None:
