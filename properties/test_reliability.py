@@ -63,7 +63,7 @@ def test_errors_of_decoders_and_of_the_f28_replay_are_errors_too():
 
     report = sd.check_decoder(second_call_fails, subjects.tiny_target(), [[1, 2]], length=1, n=10, chunk_size=5)
     assert report.verdict == "ERROR" and "ValueError: engine core died" in report.summary()
-    assert "a call of 5 rows (5 per prompt x 1), max_new_tokens=3, seed=" in report.error["call"]
+    assert "a call of 5 rows (5 per prompt x 1), max_new_tokens=5, seed=" in report.error["call"]  # L + 4: K not stated
 
 
 def test_the_pytest_runner_fails_a_test_on_error():

@@ -31,10 +31,10 @@ def test_eos_on_the_cli(subject, tmp_path, capsys, specdec_budget):
 
 
 def test_without_eos_a_decoder_that_stops_fails_on_support_naming_the_sequences(capsys):
-    argv = ["check", "fixtures.subjects:eos_padding_decoder", *CLI, "--length", "3", "--tv", "0.1", "--json", "/dev/null"]
+    argv = ["check", "fixtures.subjects:eos_decoder", *CLI, "--length", "3", "--tv", "0.1", "--json", "/dev/null"]
     assert main(argv) == 1
     out = capsys.readouterr().out
-    assert "support (outcomes of probability 0 observed)" in out or "outside the support (e.g. [" in out
+    assert "support (outcomes of probability 0 observed)" in out and "outside the support (e.g. [" in out
     assert "where: position" in out and "no observed prefix" not in out
 
 
@@ -55,7 +55,7 @@ def test_full_blocks_are_verified_at_the_tested_positions(specdec_budget):
 def test_rows_that_are_copies_show_in_the_independence_diagnostic():
     report = sd.check_decoder(subjects.one_seed_decoder, subjects.tiny_target(), [[1, 2, 3]], length=2, n=600, max_new_tokens=2)
     independence = report.checks[0].details["independence"]
-    assert independence["dependent"] and independence["z"] > 100, independence
+    assert independence["dependent"] and independence["z"] > 20, independence
     assert "copies of one random stream" in report.format()
     lossless = sd.check_decoder(subjects.my_decoder, subjects.tiny_target(), [[1, 2, 3]], length=2, n=600, max_new_tokens=2)
     assert abs(lossless.checks[0].details["independence"]["z"]) < 6

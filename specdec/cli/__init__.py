@@ -15,7 +15,7 @@ import sys
 from . import bench, check, compare, exit_codes
 from ._args import UsageError
 
-__all__ = ["UsageError", "build_parser", "main"]
+__all__ = ["UsageError", "build_parser", "console_main", "main"]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -38,3 +38,22 @@ def main(argv: list[str] | None = None) -> int:
     except (UsageError, ValueError, TypeError) as error:  # the library refuses a bad argument before sampling
         print(f"specdec {args.command}: error: {error}", file=sys.stderr)
         return exit_codes.USAGE
+
+
+def console_main() -> None:
+    """The ``specdec`` console script and ``python -m specdec``: :func:`main`, then exit.
+
+    ``specdec check`` runs its subjects' calls in worker threads (per-call timeouts): a call abandoned
+    after a timeout or an interrupt, or torch's thread pools started from those threads, can crash
+    the interpreter's shutdown ("terminate called without an active exception").  After a check the
+    process therefore ends at once (``os._exit``) with its exit status, its output flushed and its
+    report already written."""
+    import os
+
+    argv = sys.argv[1:]
+    code = main(argv)
+    if argv[:1] == ["check"]:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    sys.exit(code)
