@@ -28,9 +28,10 @@ def test_cpu_job_runs_the_readme_test_command_on_python_311():
     assert job["runs-on"] == "ubuntu-latest"
     setup = [s for s in job["steps"] if s.get("uses", "").startswith("actions/setup-python@")]
     assert setup and setup[0]["with"]["python-version"] == "3.11"
-    assert commands(job) == ["make test"]
+    assert commands(job) == ["make test", "make peers"]
     readme = (ROOT / "README.md").read_text()
-    assert "make test     # the whole test suite" in readme and (ROOT / ".ci" / "run").read_text().strip().endswith("make test")
+    ci = [line for line in (ROOT / ".ci" / "run").read_text().splitlines() if line and not line.startswith(("#", "set ", "cd "))]
+    assert "make test     # the whole test suite" in readme and ci == ["make test", "make peers"]
 
 
 def test_gpu_job_runs_gpu_tests_benchmarks_and_history_on_a_self_hosted_gpu_runner():

@@ -120,13 +120,7 @@ def vllm_rejection_sample(
     ``rejection_sample``: the function to call (default: the installed vLLM's, version-checked; a
     fake with its signature in CI).  Every row has the same K here; vLLM's ragged form is built from it.
     """
-    pad_id = check_adapter_inputs(draft_tokens, draft_probs, target_probs, generator, pad_id, validate)
-    kernel = rejection_sample or rejection_sampler_module().rejection_sample
-    num_draft = draft_tokens.shape[1]
-    bonus = sample_categorical(target_probs[:, num_draft], generator, validate=False)  # vLLM samples it outside
-    metadata = sampling_metadata(draft_tokens.shape[0], target_probs.device)
-    out = _call(kernel, draft_tokens, draft_probs, target_probs, bonus, metadata, generator)
-    return _result(out, pad_id)
+    return _verify(draft_tokens, draft_probs, target_probs, generator, rejection_sample, pad_id, validate, greedy=False)
 
 
 def vllm_rejection_sample_greedy(
@@ -142,11 +136,16 @@ def vllm_rejection_sample_greedy(
     """vLLM's greedy path (every request at temperature 0, E4) with :func:`specdec.verify_greedy`'s
     outcome: accept drafts while they are the target's argmax, then emit the argmax; the bonus token is
     the argmax of row K, as vLLM's greedy sampler draws it.  Deterministic: compare token for token."""
+    return _verify(draft_tokens, draft_probs, target_probs, generator, rejection_sample, pad_id, validate, greedy=True)
+
+
+def _verify(draft_tokens, draft_probs, target_probs, generator, rejection_sample, pad_id, validate, *, greedy: bool) -> VerifyResult:
     pad_id = check_adapter_inputs(draft_tokens, draft_probs, target_probs, generator, pad_id, validate)
     kernel = rejection_sample or rejection_sampler_module().rejection_sample
-    num_draft = draft_tokens.shape[1]
-    bonus = target_probs[:, num_draft].argmax(-1)
-    metadata = sampling_metadata(draft_tokens.shape[0], target_probs.device, greedy=True)
+    bonus_row = target_probs[:, draft_tokens.shape[1]]
+    # vLLM samples the bonus token outside the rejection sampler: drawn here from row K (its argmax when greedy)
+    bonus = bonus_row.argmax(-1) if greedy else sample_categorical(bonus_row, generator, validate=False)
+    metadata = sampling_metadata(draft_tokens.shape[0], target_probs.device, greedy=greedy)
     out = _call(kernel, draft_tokens, draft_probs, target_probs, bonus, metadata, generator)
     return _result(out, pad_id)
 

@@ -206,38 +206,3 @@ def smollm2_dir() -> Path:
         _convert(cache)
     return cache
 
-
-def smollm2_truncated_dir(num_layers: int = 4) -> Path:
-    """A model folder holding SmolLM2's first ``num_layers`` layers (same embeddings, vocabulary and
-    tokenizer): a smaller draft model for engines that load drafts from a folder.  Written once,
-    atomically, beside the full copy."""
-    import json
-
-    from safetensors.torch import load_file, save_file
-
-    num_layers = as_int("num_layers", num_layers, minimum=1, maximum=29)
-    source = smollm2_dir()
-    destination = source.parent / f"{source.name}-{num_layers}layers"
-    if (destination / "model.safetensors").exists():
-        return destination
-    staging = Path(tempfile.mkdtemp(prefix=".truncate-", dir=source.parent))
-    try:
-        state = load_file(source / "model.safetensors")
-        keep = {k: v for k, v in state.items() if not k.startswith("model.layers.") or int(k.split(".")[2]) < num_layers}
-        save_file(keep, staging / "model.safetensors", metadata={"format": "pt"})
-        config = json.loads((source / "config.json").read_text())
-        config["num_hidden_layers"] = num_layers
-        if config.get("layer_types"):
-            config["layer_types"] = config["layer_types"][:num_layers]
-        (staging / "config.json").write_text(json.dumps(config, indent=2))
-        for path in source.iterdir():
-            if path.name not in ("model.safetensors", "config.json") and path.is_file():
-                shutil.copy(path, staging / path.name)
-        try:
-            os.rename(staging, destination)
-        except OSError:
-            if not (destination / "model.safetensors").exists():
-                raise
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
-    return destination
