@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 import numbers
 import operator
-from typing import Callable
+from typing import Callable, Sequence
 
 import numpy as np
 import torch
@@ -339,3 +339,24 @@ def as_counts(name: str, values) -> np.ndarray:
     if arr.dtype.kind == "f" and arr.size and arr.max() > 2**53:
         raise ValueError(f"{name} has a count {arr.max()!r} too large to be exact in float64")
     return arr.astype(np.int64).ravel()
+
+
+# ------------------------------------------------------------------ token-id sequences (prompts, contexts)
+
+
+def as_token_ids(name: str, value, vocab_size: int) -> tuple[int, ...]:
+    """One prompt or context: a non-empty 1-D sequence of ids in [0, V) as a tuple of ints.
+
+    Lists and tuples of integers, 1-D numpy arrays and 1-D torch tensors of an integer dtype;
+    strings, bools, floats (even integral ones) and anything not 1-D are refused.  The one rule
+    for prompts: :func:`specdec.generate`, :func:`specdec.sequence_law` and every TargetLaw use it.
+    """
+    if isinstance(value, (torch.Tensor, np.ndarray)):
+        if value.ndim != 1:
+            raise TypeError(f"{name} must be a 1-D sequence of token ids, got an array of shape {tuple(value.shape)}")
+        value = value.tolist()  # Python ints (floats stay floats and are refused below)
+    if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
+        raise TypeError(f"{name} must be a sequence of token ids, got {type(value).__name__}")
+    if len(value) == 0:
+        raise ValueError(f"{name} is empty: the target needs at least one token to condition on")
+    return tuple(as_int(f"{name} token", t, minimum=0, maximum=vocab_size - 1) for t in value)

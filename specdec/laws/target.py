@@ -16,26 +16,17 @@ from typing import Callable, Sequence
 import numpy as np
 import torch
 
-from .._checks import as_int, as_law
+from .._checks import as_int, as_law, as_token_ids
 from .._hf import check_logits, is_causal_lm, model_device, model_vocab_size
 from ..protocols import TargetLaw
 from ..warpers import SamplingConfig, warped_probs
 
 
 def check_contexts(contexts, vocab_size: int) -> list[tuple[int, ...]]:
-    """Contexts as tuples of ints in [0, V); each non-empty."""
+    """Contexts as tuples of ints in [0, V), each by :func:`specdec._checks.as_token_ids` (the prompt rule)."""
     if isinstance(contexts, (str, bytes)) or not isinstance(contexts, Sequence):
         raise TypeError(f"contexts must be a sequence of token-id sequences, got {type(contexts).__name__}")
-    out = []
-    for i, context in enumerate(contexts):
-        if isinstance(context, torch.Tensor):
-            context = context.tolist()
-        if isinstance(context, (str, bytes)) or not isinstance(context, Sequence):
-            raise TypeError(f"contexts[{i}] must be a sequence of token ids, got {type(context).__name__}")
-        if len(context) == 0:
-            raise ValueError(f"contexts[{i}] is empty: a model needs at least one token to condition on")
-        out.append(tuple(as_int(f"contexts[{i}] token", t, minimum=0, maximum=vocab_size - 1) for t in context))
-    return out
+    return [as_token_ids(f"contexts[{i}]", context, vocab_size) for i, context in enumerate(contexts)]  # the prompt rule
 
 
 class ModelLaw:
