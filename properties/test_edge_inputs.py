@@ -46,6 +46,31 @@ def within(seconds: float):
         signal.signal(signal.SIGALRM, previous)
 
 
+# ------------------------------------------------------------------ 1. every integer dtype, compared in int64
+
+
+@pytest.mark.parametrize("dtype", INT_DTYPES, ids=str)
+def test_token_ids_of_every_integer_dtype_are_compared_in_int64(dtype):
+    bits = torch.iinfo(dtype).bits
+    vocab = 2**bits if bits <= 16 else 300  # V itself wraps to 0 in the ids' own dtype
+    tokens = torch.tensor([[5]], dtype=dtype)
+    target, draft = uniform_rows(1, 2, vocab), uniform_rows(1, 1, vocab)
+    for verifier in (sd.verify_tokens, sd.verify_block):
+        got = verifier(tokens, draft, target, torch.Generator().manual_seed(1))
+        want = verifier(tokens.long(), draft, target, torch.Generator().manual_seed(1))
+        assert torch.equal(got.tokens, want.tokens) and got.tokens.dtype == torch.int64
+    assert torch.equal(sd.verify_greedy(tokens, target).tokens, sd.verify_greedy(tokens.long(), target).tokens)
+    row = uniform_rows(1, vocab)
+    for verifier in (sd.verify_kseq, sd.verify_mss):
+        got = verifier(tokens, row, row, torch.Generator().manual_seed(2))
+        assert got.token.tolist() == verifier(tokens.long(), row, row, torch.Generator().manual_seed(2)).token.tolist()
+    if dtype.is_signed:
+        with pytest.raises(ValueError, match=r"draft_tokens has token id -3 at index \(0, 0\), outside \[0, 300\)"):
+            sd.verify_tokens(torch.tensor([[-3]], dtype=dtype), uniform_rows(1, 1, 300), uniform_rows(1, 2, 300), torch.Generator())
+    with pytest.raises(ValueError, match=r"draft_tokens has token id 9 at index \(0, 0\), outside \[0, 7\)"):
+        sd.verify_tokens(torch.tensor([[9]], dtype=dtype), uniform_rows(1, 1, 7), uniform_rows(1, 2, 7), torch.Generator())
+
+
 # ------------------------------------------------------------------ 10. one rule for prompts (issue item 8)
 
 

@@ -30,7 +30,10 @@ import numpy as np
 import torch
 
 PROB_DTYPES = (torch.float32, torch.float64)
-TOKEN_DTYPES = (torch.int64, torch.int32, torch.int16, torch.uint8)
+# Token ids: every integer dtype torch has (uint16/32/64 where this torch has them), compared in int64.
+TOKEN_DTYPES = tuple(
+    getattr(torch, name) for name in ("int64", "int32", "int16", "int8", "uint8", "uint16", "uint32", "uint64") if hasattr(torch, name)
+)
 INT64_MAX = 2**63 - 1
 
 # |sum(row) - 1| allowed before a ValueError, by the dtype the caller's values came in.
@@ -242,8 +245,10 @@ def _describe_bad_sum(name: str, probs: torch.Tensor, row_error: torch.Tensor, s
 
 
 def add_token_range_check(checks: DeferredChecks, name: str, tokens: torch.Tensor, vocab_size: int) -> None:
+    """Ids in [0, vocab_size), compared in int64 (in the ids' own dtype V could wrap: 256 is 0 in uint8)."""
     if tokens.numel() == 0:
         return
+    tokens = tokens.long()
     in_range = (tokens.amin() >= 0) & (tokens.amax() < vocab_size)
 
     def describe() -> str:

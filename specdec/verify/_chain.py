@@ -36,13 +36,14 @@ def check_inputs(draft_tokens, draft_probs, target_probs, sum_tol, *, values: bo
     if values or sum_tol is not None:  # an unused default costs nothing; a given value is still checked
         sum_tol = c.as_sum_tol(sum_tol, target_probs.dtype)
     if values:
+        tokens = draft_tokens.long()  # every integer dtype, compared in int64
         checks = c.DeferredChecks()
-        c.add_token_range_check(checks, "draft_tokens", draft_tokens, vocab)
+        c.add_token_range_check(checks, "draft_tokens", tokens, vocab)
         c.add_probability_checks(checks, "target_probs", target_probs, sum_tol)
         if draft_probs is not None:
             c.add_probability_checks(checks, "draft_probs", draft_probs, sum_tol)
-            safe = draft_tokens.long().clamp(0, vocab - 1).unsqueeze(-1)  # the range error is reported first
-            c.add_proposal_check(checks, draft_tokens, draft_probs.gather(-1, safe).squeeze(-1))
+            safe = tokens.clamp(0, vocab - 1).unsqueeze(-1)  # the range error is reported first
+            c.add_proposal_check(checks, tokens, draft_probs.gather(-1, safe).squeeze(-1))
         checks.raise_if_failed()
 
 

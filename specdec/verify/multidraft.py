@@ -39,23 +39,23 @@ def _check(draft_tokens, draft_probs, target_probs, generator, *, need_draft_pro
         c.check_shape("draft_probs", draft_probs, (batch, vocab), "B, V")
     c.check_same_device(draft_tokens=draft_tokens, draft_probs=draft_probs, target_probs=target_probs)
     c.check_generator(generator, target_probs.device)
+    tokens = draft_tokens.long()  # every integer dtype, compared in int64
     if validate:
         checks = c.DeferredChecks()
         tol = c.sum_tolerance(target_probs.dtype)
-        c.add_token_range_check(checks, "draft_tokens", draft_tokens, vocab)
+        c.add_token_range_check(checks, "draft_tokens", tokens, vocab)
         c.add_probability_checks(checks, "target_probs", target_probs, tol)
         if draft_probs is not None:
             c.add_probability_checks(checks, "draft_probs", draft_probs, tol)
-            safe = draft_tokens.long().clamp(0, vocab - 1)
-            c.add_proposal_check(checks, draft_tokens, draft_probs.gather(-1, safe))
-        elif draft_tokens.shape[1] > 1:
-            ordered = draft_tokens.sort(-1).values
+            c.add_proposal_check(checks, tokens, draft_probs.gather(-1, tokens.clamp(0, vocab - 1)))
+        elif tokens.shape[1] > 1:
+            ordered = tokens.sort(-1).values
             checks.add(
                 (ordered[:, 1:] != ordered[:, :-1]).all(),
                 lambda: "draft_tokens must be distinct within a row for deterministic children (F15)",
             )
         checks.raise_if_failed()
-    return draft_tokens.long()
+    return tokens
 
 
 def _finish(draft_tokens, accepted, residual, fallback, last_uniform) -> MultiDraftResult:
