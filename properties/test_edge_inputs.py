@@ -71,6 +71,64 @@ def test_token_ids_of_every_integer_dtype_are_compared_in_int64(dtype):
         sd.verify_tokens(torch.tensor([[9]], dtype=dtype), uniform_rows(1, 1, 7), uniform_rows(1, 2, 7), torch.Generator())
 
 
+# ------------------------------------------------------------------ 2. B = 0 at any vocabulary
+
+
+@pytest.mark.parametrize("vocab", [3, 1025, 5000])
+def test_an_empty_batch_gives_empty_results_of_the_right_shapes(vocab):
+    g = torch.Generator().manual_seed(0)
+    for lead in [(0,), (2, 0), (0, 3)]:
+        drawn = sd.sample_categorical(uniform_rows(*lead, vocab), g)
+        assert drawn.shape == lead and drawn.dtype == torch.int64
+    tokens, draft, target = torch.zeros(0, 2, dtype=torch.long), uniform_rows(0, 2, vocab), uniform_rows(0, 3, vocab)
+    results = [sd.verify_tokens(tokens, draft, target, g), sd.verify_block(tokens, draft, target, g),
+               sd.verify_tokens(tokens, None, target, g), sd.verify_greedy(tokens, target),
+               sd.verify_tokens_with_uniforms(tokens, draft, target, torch.zeros(0, 3, dtype=torch.float64))]
+    for result in results:
+        assert result.tokens.shape == (0, 3) and result.tokens.dtype == torch.int64
+        assert result.num_accepted.shape == (0,) and result.num_accepted.dtype == torch.int64
+        assert result.residual_empty.shape == (0,) and result.residual_empty.dtype == torch.bool
+    for verifier in (sd.verify_kseq, sd.verify_mss):
+        result = verifier(torch.zeros(0, 2, dtype=torch.long), uniform_rows(0, vocab), uniform_rows(0, vocab), g)
+        assert result.token.shape == result.accepted_index.shape == (0,) and result.token.dtype == torch.int64
+
+
+# ------------------------------------------------------------------ 3. inverse_cdf is validated like every entry point
+
+
+@pytest.mark.parametrize(
+    "weights, uniforms, message",
+    [
+        (torch.zeros(1, 4, dtype=torch.float64), torch.tensor([0.5], dtype=torch.float64), r"weights row \(0,\) has total 0.0"),
+        (torch.tensor([[1.0, math.nan]]), torch.tensor([0.5]), r"weights has a non-finite entry nan at index \(0, 1\)"),
+        (torch.tensor([[1.0, -1.0, 1.0]]), torch.tensor([0.5]), r"weights has a negative entry -1.0 at index \(0, 1\)"),
+        (torch.tensor([[1.0, math.inf]]), torch.tensor([0.5]), r"weights has a non-finite entry inf"),
+        (torch.ones(1, 4, dtype=torch.float64), torch.tensor([1.0], dtype=torch.float64), r"uniforms must lie in \[0, 1\), got 1.0 at index \(0,\)"),
+        (torch.ones(1, 4), torch.tensor([-0.25]), r"uniforms must lie in \[0, 1\), got -0.25"),
+        (torch.ones(1, 4), torch.tensor([math.nan]), r"uniforms must lie in \[0, 1\), got nan"),
+        (torch.ones(2, 4), torch.tensor([0.5]), r"uniforms must have shape \(2,\) \(the weights' rows\), got \(1,\)"),
+        (torch.ones(4), torch.tensor([0.5]), r"uniforms must have shape \(\)"),
+        (torch.ones(2, 0), torch.zeros(2), r"weights must have a non-empty last \(vocabulary\) dimension"),
+        (torch.ones(2, 3, dtype=torch.long), torch.zeros(2), r"weights must have dtype"),
+        ([[0.5, 0.5]], torch.zeros(1), r"weights must be a torch.Tensor, got list"),
+        (torch.ones(1, 3), torch.zeros(1, dtype=torch.long), r"uniforms must have dtype"),
+    ],
+)
+def test_inverse_cdf_refuses_what_has_no_answer(weights, uniforms, message):
+    error = TypeError if "dtype" in message or "torch.Tensor" in message else ValueError
+    with pytest.raises(error, match=message):
+        sd.inverse_cdf(weights, uniforms)
+
+
+def test_inverse_cdf_answers_are_ids_of_positive_weight_and_unchecked_on_request():
+    weights = torch.tensor([[0.0, 2.0, 0.0, 1.0], [5.0, 0.0, 0.0, 0.0]], dtype=torch.float64)
+    assert sd.inverse_cdf(weights, torch.tensor([0.0, 0.9999999])).tolist() == [1, 0]
+    assert sd.inverse_cdf(weights, torch.tensor([0.7, 0.3], dtype=torch.float64)).tolist() == [3, 0]
+    assert sd.inverse_cdf(torch.ones(0, 3000), torch.zeros(0)).shape == (0,)
+    assert sd.inverse_cdf(torch.ones(3), torch.tensor(0.5)).tolist() == 1  # a single row: uniforms of shape ()
+    assert sd.inverse_cdf(weights, torch.tensor([0.0, 0.5]), validate=False).tolist() == [1, 0]
+
+
 # ------------------------------------------------------------------ 10. one rule for prompts (issue item 8)
 
 

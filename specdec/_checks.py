@@ -197,7 +197,7 @@ class DeferredChecks:
                 raise ValueError(describe())
 
 
-def _first_index(mask: torch.Tensor) -> tuple[int, ...]:
+def first_index(mask: torch.Tensor) -> tuple[int, ...]:
     return tuple(int(i) for i in torch.nonzero(mask)[0])
 
 
@@ -219,24 +219,25 @@ def add_probability_checks(checks: DeferredChecks, name: str, probs: torch.Tenso
     if probs.numel() == 0:
         return
     # amin propagates NaN, so one reduction covers NaN, -inf and negative mass.
-    checks.add(probs.amin() >= 0, lambda: _describe_bad_entry(name, probs))
+    checks.add(probs.amin() >= 0, lambda: describe_bad_entry(name, probs))
     row_error = (probs.sum(-1) - 1.0).abs()  # native dtype: float32 pairwise sums err ~1e-6 << tol
     checks.add(row_error.amax() <= sum_tol, lambda: _describe_bad_sum(name, probs, row_error, sum_tol))
 
 
-def _describe_bad_entry(name: str, probs: torch.Tensor) -> str:
+def describe_bad_entry(name: str, probs: torch.Tensor, what: str = "probability") -> str:
+    """The first non-finite, else the first negative, entry of ``probs`` (the error path only)."""
     bad = ~torch.isfinite(probs)
     if bool(bad.any()):
-        idx = _first_index(bad)
+        idx = first_index(bad)
         return f"{name} has a non-finite entry {probs[idx].item()} at index {idx}"
-    idx = _first_index(probs < 0)
-    return f"{name} has a negative probability {probs[idx].item()!r} at index {idx}"
+    idx = first_index(probs < 0)
+    return f"{name} has a negative {what} {probs[idx].item()!r} at index {idx}"
 
 
 def _describe_bad_sum(name: str, probs: torch.Tensor, row_error: torch.Tensor, sum_tol: float) -> str:
     if not bool(torch.isfinite(probs).all()):
-        return _describe_bad_entry(name, probs)
-    idx = _first_index(~(row_error <= sum_tol))
+        return describe_bad_entry(name, probs)
+    idx = first_index(~(row_error <= sum_tol))
     total = probs[idx].sum(dtype=torch.float64).item()
     return (
         f"{name} row {idx} sums to {total!r}, not 1 within sum_tol={sum_tol:g}; "
@@ -252,7 +253,7 @@ def add_token_range_check(checks: DeferredChecks, name: str, tokens: torch.Tenso
     in_range = (tokens.amin() >= 0) & (tokens.amax() < vocab_size)
 
     def describe() -> str:
-        idx = _first_index((tokens < 0) | (tokens >= vocab_size))
+        idx = first_index((tokens < 0) | (tokens >= vocab_size))
         return f"{name} has token id {int(tokens[idx])} at index {idx}, outside [0, {vocab_size})"
 
     checks.add(in_range, describe)
@@ -264,7 +265,7 @@ def add_proposal_check(checks: DeferredChecks, draft_tokens: torch.Tensor, draft
         return
 
     def describe() -> str:
-        idx = _first_index(draft_at_draft <= 0)
+        idx = first_index(draft_at_draft <= 0)
         token = int(draft_tokens[idx])
         return (
             f"proposal mismatch (E1): draft_probs{list(idx) + [token]} = 0 for drafted token "
@@ -308,7 +309,7 @@ def as_law(name: str, values, *, ndim: int | None = None, sum_tol: float | None 
         raise ValueError(f"{name} has a negative probability {float(law.min())!r}")
     error = (law.sum(-1) - 1).abs()
     if float(error.max()) > tol:
-        worst = _first_index(error == error.max()) if law.ndim > 1 else ()
+        worst = first_index(error == error.max()) if law.ndim > 1 else ()
         raise ValueError(
             f"{name} row {worst} sums to {float(law.sum(-1).reshape(-1)[int(error.reshape(-1).argmax())])!r}, "
             f"not 1 within {tol:g}"

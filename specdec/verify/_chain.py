@@ -104,7 +104,7 @@ def emit_block(draft_tokens, num_accepted, target_row, residual, uniform, pad_id
         last = inverse_cdf_rows(rows, num_accepted, uniform)  # (B,)
         residual_empty = residual_empty[num_accepted]
     else:
-        last = inverse_cdf(rows, uniform)  # (B,)
+        last = inverse_cdf(rows, uniform, validate=False)  # (B,) rows built above, each of positive mass
     batch, num_draft = draft_tokens.shape
     positions = torch.arange(num_draft, device=draft_tokens.device)  # (K,)
     tokens = torch.full((batch, num_draft + 1), pad_id, dtype=torch.int64, device=draft_tokens.device)

@@ -63,7 +63,7 @@ def _finish(draft_tokens, accepted, residual, fallback, last_uniform) -> MultiDr
     any_accepted = accepted.any(-1)
     first = accepted.long().argmax(-1)  # index of the first True
     empty = residual.sum(-1) <= 0
-    drawn = inverse_cdf(torch.where(empty.unsqueeze(-1), fallback, residual), last_uniform)
+    drawn = inverse_cdf(torch.where(empty.unsqueeze(-1), fallback, residual), last_uniform, validate=False)
     token = torch.where(any_accepted, draft_tokens.gather(1, first.unsqueeze(-1)).squeeze(-1), drawn)
     return MultiDraftResult(token=token, accepted_index=torch.where(any_accepted, first, -1), residual_empty=~any_accepted & empty)
 
