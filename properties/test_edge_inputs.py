@@ -129,6 +129,22 @@ def test_inverse_cdf_answers_are_ids_of_positive_weight_and_unchecked_on_request
     assert sd.inverse_cdf(weights, torch.tensor([0.0, 0.5]), validate=False).tolist() == [1, 0]
 
 
+# ------------------------------------------------------------------ 4. counts totalled exactly
+
+
+def test_counts_beyond_int64_in_total_give_the_exact_ratios():
+    big = 2**63 - 1
+    assert sd.draft_utilisation([1, 2], big) == 3 / (2 * big)
+    assert sd.acceptance_rate([2**62] * 4, big) == 1.0
+    assert sd.acceptance_rate([2**62, 0], big) == float(Fraction(2**62, 2**62 + 2))
+    assert sd.mean_tokens_per_step([big, big, 1]) == float(Fraction(2 * big + 1, 3))
+    result = goodness_of_fit([2**62] * 5, [0.2] * 5)
+    assert result.n == 5 * 2**62 and result.pvalue == 1.0 and result.statistic == 0.0
+    assert goodness_of_fit([2**62] * 2, [0.5, 0.5]).n == 2**63
+    with pytest.raises(ValueError, match=r"observed_counts total 23058430092136939520 is more than monte_carlo_gof can draw"):
+        monte_carlo_gof([2**62] * 5, [0.2] * 5, num_resamples=10, seed=0)
+
+
 # ------------------------------------------------------------------ 10. one rule for prompts (issue item 8)
 
 

@@ -347,6 +347,15 @@ def as_counts(name: str, values) -> np.ndarray:
     return arr.astype(np.int64).ravel()
 
 
+def count_total(counts: np.ndarray) -> int:
+    """The exact sum of int64 counts (from :func:`as_counts`) as a Python int: int64 sums wrap past 2**63."""
+    if counts.size == 0:
+        return 0
+    if int(counts.max()) <= INT64_MAX // counts.size:  # the int64 sum cannot wrap
+        return int(counts.sum())
+    return sum(counts.tolist())  # Python ints: exact at any size
+
+
 # ------------------------------------------------------------------ token-id sequences (prompts, contexts)
 
 
