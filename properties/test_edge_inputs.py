@@ -145,6 +145,54 @@ def test_counts_beyond_int64_in_total_give_the_exact_ratios():
         monte_carlo_gof([2**62] * 5, [0.2] * 5, num_resamples=10, seed=0)
 
 
+# ------------------------------------------------------------------ 5. F22 exact near alpha = 1
+
+
+def exact_tokens(alpha: float, k: int) -> float:
+    a = Fraction(alpha)
+    return float(sum(a**i for i in range(k + 1)))
+
+
+@pytest.mark.parametrize("alpha", [0.9999999997, 1 - 2**-40, 1 - 1e-6, 0.999, 0.6, 0.3, 1e-300, 0.0])
+@pytest.mark.parametrize("k", [0, 1, 7, 32, 200])
+def test_expected_tokens_is_exact_near_alpha_one(alpha, k):
+    want = exact_tokens(alpha, k)
+    assert sd.expected_tokens_iid(alpha, k) == pytest.approx(want, rel=4e-15, abs=0)
+    assert sd.speedup(alpha, k, 0.0) == pytest.approx(want, rel=4e-15, abs=0)
+    assert sd.speedup_with_costs(alpha, k, 0.0, 1.0) == pytest.approx(want, rel=4e-15, abs=0)
+    assert sd.predicted_speedup(alpha, [k, k], 0.0) == pytest.approx(want, rel=4e-15, abs=0)
+
+
+# ------------------------------------------------------------------ 6. 1-D where 1-D is meant
+
+
+def test_two_dimensional_inputs_are_refused_not_flattened():
+    with pytest.raises(ValueError, match=r"alphas must be a 1-D sequence, got shape \(2, 2\)"):
+        sd.expected_tokens_positional([[0.5, 0.5], [0.5, 0.5]])
+    with pytest.raises(ValueError, match=r"steps_draft_tokens must be a 1-D sequence, got shape \(2, 2\)"):
+        sd.predicted_speedup(0.5, [[1, 2], [3, 4]], 0.1)
+    assert sd.expected_tokens_positional([]) == 1.0
+
+
+# ------------------------------------------------------------------ 8. overflow is a named ValueError
+
+
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (lambda: required_sample_size(2, 1e-200, alpha=0.05), r"tv=1e-200 needs more than 2\*\*63 - 1 samples"),
+        (lambda: required_sample_size(2, 1e-160, alpha=0.05), r"tv=1e-160 needs more than"),
+        (lambda: sd.expected_tokens_iid(10**400, 2), r"alpha must be a real number of float range, got an integer of 401 digits"),
+        (lambda: sd.speedup(0.5, 2, 10**400), r"cost_ratio must be a real number of float range"),
+        (lambda: sd.expected_tokens_iid(0.5, 10**400), r"num_draft_tokens must be an integer <= 9223372036854775807"),
+        (lambda: sd.speedup(np.float64(0.5), 2**70, 0.5), r"num_draft_tokens must be an integer <="),
+    ],
+)
+def test_overflow_is_a_value_error_naming_the_argument(call, message):
+    with pytest.raises(ValueError, match=message):
+        call()
+
+
 # ------------------------------------------------------------------ 10. one rule for prompts (issue item 8)
 
 

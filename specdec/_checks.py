@@ -95,7 +95,11 @@ def as_float(
         value = value.item()
     if isinstance(value, (complex, np.complexfloating)) or not isinstance(value, (numbers.Real, np.floating, np.integer)):
         raise TypeError(f"{name} must be a real number, got {type(value).__name__} {value!r}")
-    result = float(value)
+    try:
+        result = float(value)
+    except OverflowError:  # Python ints and Fractions are unbounded; floats end near 1.8e308
+        shown = f"an integer of {len(str(abs(value)))} digits" if isinstance(value, int) else f"{type(value).__name__} {str(value):.40}"
+        raise ValueError(f"{name} must be a real number of float range, got {shown}") from None
     if math.isnan(result):
         raise ValueError(f"{name} must be a number, got nan")
     if finite and math.isinf(result):
