@@ -17,11 +17,13 @@ from fractions import Fraction
 import numpy as np
 import pytest
 import torch
+from hypothesis import given, settings
 
 import specdec as sd
 from specdec import _checks as c
 from specdec.laws import block, chain, multidraft as md, schemes, speedup
 from specdec.stats import goodness_of_fit, monte_carlo_gof, required_sample_size
+from specdec.strategies import probability_pairs
 
 INT_DTYPES = [getattr(torch, n) for n in ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64") if hasattr(torch, n)]
 
@@ -161,6 +163,35 @@ def test_expected_tokens_is_exact_near_alpha_one(alpha, k):
     assert sd.speedup(alpha, k, 0.0) == pytest.approx(want, rel=4e-15, abs=0)
     assert sd.speedup_with_costs(alpha, k, 0.0, 1.0) == pytest.approx(want, rel=4e-15, abs=0)
     assert sd.predicted_speedup(alpha, [k, k], 0.0) == pytest.approx(want, rel=4e-15, abs=0)
+
+
+# ------------------------------------------------------------------ 11. one E2 rule (issue item 5)
+
+
+NOISY_DRAFT = [0.2640516114947549, 0.05846688316193, 0.42524139978199826, 0.052892696209109344, 0.19934740935220732]
+
+
+def test_a_residual_of_rounding_noise_is_empty_in_the_laws():
+    q = torch.tensor(NOISY_DRAFT, dtype=torch.float64)
+    q = q / q.sum()
+    assert sd.residual_distribution(q * (1 - 1e-10), q).tolist() == pytest.approx(q.tolist(), abs=1e-15)  # E2: the target
+    assert (sd.token_output_law(q * (1 - 1e-10), q) - q).abs().max() <= 1e-15
+    q32 = torch.tensor([0.1, 0.2, 0.3, 0.4])
+    assert sd.residual_distribution(q32 * (1 - 1e-7), q32).tolist() == pytest.approx(q32.tolist(), abs=1e-7)
+    assert sd.residual_distribution([0.5, 0.5], [0.5 + 1e-12, 0.5 - 1e-12]).tolist() == [0.0, 1.0]  # a real residual stays
+
+
+@pytest.mark.parametrize("dtype, ulp", [(torch.float64, 2.0**-54), (torch.float32, 2.0**-25)])
+def test_the_verifiers_apply_the_same_e2_rule(dtype, ulp):
+    """p = q but for one ulp moved from token 0 to token 1; u just below 1 rejects token 0: the residual
+    (p - q)+ is that ulp alone, rounding noise, so the token comes from p and the row is flagged (E2)."""
+    draft = torch.tensor([[[0.25, 0.25, 0.5]]], dtype=dtype)
+    target = torch.tensor([[[0.25 - ulp, 0.25 + ulp, 0.5], [0.25, 0.25, 0.5]]], dtype=dtype)
+    uniforms = torch.tensor([[1 - 2.0**-53, 0.75]], dtype=torch.float64)  # 0.75: token 2 of p, token 1 of the noise
+    result = sd.verify_tokens_with_uniforms(torch.tensor([[0]]), draft, target, uniforms)
+    assert result.num_accepted.tolist() == [0] and result.residual_empty.tolist() == [True] and result.tokens.tolist() == [[2, -1]]
+    assert c.residual_is_empty(torch.tensor(ulp, dtype=dtype), dtype)
+    assert not c.residual_is_empty(torch.tensor(1e-5, dtype=dtype), dtype)
 
 
 # ------------------------------------------------------------------ 6. 1-D where 1-D is meant

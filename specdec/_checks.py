@@ -39,10 +39,26 @@ INT64_MAX = 2**63 - 1
 # |sum(row) - 1| allowed before a ValueError, by the dtype the caller's values came in.
 SUM_TOL = {torch.float64: 1e-9, torch.float32: 1e-4, torch.float16: 1e-4, torch.bfloat16: 1e-4}
 
+# E2: a residual (p - q)+ of mass at most this many ulps of 1 in the rows' dtype is rounding noise of
+# rows that sum to one (float64 16 eps = 3.6e-15, float32 1.9e-6; lower precisions as float32, like
+# SUM_TOL): it is empty, and the target row is used instead.  One rule for the laws and the verifiers.
+EMPTY_RESIDUAL_ULPS = 16
+
 
 def sum_tolerance(dtype: torch.dtype) -> float:
     """The default row-sum tolerance for probabilities given in ``dtype`` (exact dtypes: float64's)."""
     return SUM_TOL.get(dtype, SUM_TOL[torch.float64])
+
+
+def empty_residual_mass(dtype: torch.dtype) -> float:
+    """(E2) The largest residual mass that is rounding noise for rows given in ``dtype`` (exact dtypes: float64's)."""
+    precise = dtype if dtype in PROB_DTYPES else (torch.float32 if dtype in SUM_TOL else torch.float64)
+    return EMPTY_RESIDUAL_ULPS * torch.finfo(precise).eps
+
+
+def residual_is_empty(mass, dtype: torch.dtype):
+    """(E2) Whether a residual of total ``mass`` (a tensor or a number) is empty for rows given in ``dtype``."""
+    return mass <= empty_residual_mass(dtype)
 
 
 # ------------------------------------------------------------------ numbers
@@ -290,6 +306,11 @@ def as_law(name: str, values, *, ndim: int | None = None, sum_tol: float | None 
     tolerance of the dtype the values came in (:func:`sum_tolerance`).  Then every row
     is renormalised in float64: the law is the distribution the rows define.
     """
+    return _law(name, _source(name, values), ndim=ndim, sum_tol=sum_tol)
+
+
+def _source(name: str, values) -> torch.Tensor:
+    """``values`` as a CPU tensor in the dtype they came in (lists: numpy's choice, float64 for floats)."""
     if isinstance(values, torch.Tensor):
         if values.is_meta:
             raise ValueError(f"{name} is a meta tensor (no values)")
@@ -301,6 +322,10 @@ def as_law(name: str, values, *, ndim: int | None = None, sum_tol: float | None 
             raise TypeError(f"{name} must be an array of probabilities, got {type(values).__name__}: {error}") from None
     if source.is_complex() or source.dtype == torch.bool:
         raise TypeError(f"{name} must hold real probabilities, got dtype {source.dtype}")
+    return source
+
+
+def _law(name: str, source: torch.Tensor, *, ndim: int | None, sum_tol: float | None) -> torch.Tensor:
     tol = sum_tolerance(source.dtype) if sum_tol is None else sum_tol
     law = source.to(torch.float64)
     if law.ndim < 1 or law.shape[-1] < 1:
@@ -321,12 +346,17 @@ def as_law(name: str, values, *, ndim: int | None = None, sum_tol: float | None 
     return law / law.sum(-1, keepdim=True)
 
 
-def as_law_pair(target_probs, draft_probs, *, ndim: int | None = None) -> tuple[torch.Tensor, torch.Tensor]:
-    """(target, draft) as float64 laws of one shape."""
-    target = as_law("target_probs", target_probs, ndim=ndim)
-    draft = as_law("draft_probs", draft_probs, ndim=ndim)
+def as_law_pair(target_probs, draft_probs, *, ndim: int | None = None, with_dtype: bool = False):
+    """(target, draft) as float64 laws of one shape; ``with_dtype``: and, third, the coarser of the two
+    dtypes they came in (the precision :func:`residual_is_empty` judges their residual by)."""
+    target_source = _source("target_probs", target_probs)
+    target = _law("target_probs", target_source, ndim=ndim, sum_tol=None)
+    draft_source = _source("draft_probs", draft_probs)
+    draft = _law("draft_probs", draft_source, ndim=ndim, sum_tol=None)
     if target.shape != draft.shape:
         raise ValueError(f"target_probs shape {tuple(target.shape)} != draft_probs shape {tuple(draft.shape)}")
+    if with_dtype:
+        return target, draft, max(target_source.dtype, draft_source.dtype, key=empty_residual_mass)
     return target, draft
 
 

@@ -17,7 +17,7 @@ import itertools
 
 import torch
 
-from .._checks import as_int, as_law, as_law_pair
+from .._checks import as_int, as_law, as_law_pair, residual_is_empty
 
 BISECTION_STEPS = 64  # halves [1, k] 64 times: below float64 resolution for any k
 MAX_TUPLES = 200_000
@@ -50,34 +50,37 @@ def kseq_rho(target_probs: torch.Tensor, draft_probs: torch.Tensor, num_drafts: 
     return torch.where(gap(torch.ones_like(lo)) <= 0, torch.ones_like(lo), (lo + hi) / 2)
 
 
-def _vectors(target_probs, draft_probs, num_drafts) -> tuple[torch.Tensor, torch.Tensor, int]:
-    target, draft = as_law_pair(target_probs, draft_probs, ndim=1)
-    return target, draft, as_int("num_drafts", num_drafts, minimum=1, maximum=MAX_DRAFTS)
+def _vectors(target_probs, draft_probs, num_drafts) -> tuple[torch.Tensor, torch.Tensor, int, torch.dtype]:
+    """(target, draft, k, the dtype the rows came in: their precision for E2)."""
+    target, draft, dtype = as_law_pair(target_probs, draft_probs, ndim=1, with_dtype=True)
+    return target, draft, as_int("num_drafts", num_drafts, minimum=1, maximum=MAX_DRAFTS), dtype
 
 
 def kseq_acceptance(target_probs, draft_probs, num_drafts: int) -> float:
     """Closed form of K-SEQ's acceptance: 1 - (1 - beta(rho*))^k (SPEC §3.3); vectors, float64."""
-    target, draft, k = _vectors(target_probs, draft_probs, num_drafts)
+    target, draft, k, _ = _vectors(target_probs, draft_probs, num_drafts)
     rho = kseq_rho(target, draft, k)
     return float(1 - (1 - _beta(target, draft, rho)) ** k)
 
 
-def mss_residuals(target: torch.Tensor, draft_rows: list[torch.Tensor]) -> list[torch.Tensor]:
-    """r_1 = p; r_{s+1} = norm((r_s - q_s)+), kept as r_s when empty (E2).  k+1 rows (..., V)."""
+def mss_residuals(target: torch.Tensor, draft_rows: list[torch.Tensor], dtype: torch.dtype) -> list[torch.Tensor]:
+    """r_1 = p; r_{s+1} = norm((r_s - q_s)+), kept as r_s when empty (E2, for rows given in ``dtype``:
+    :func:`specdec._checks.residual_is_empty`).  k+1 rows (..., V)."""
     rows = [target]
     for draft in draft_rows:
         r = rows[-1]
         nxt = (r - draft).clamp_min(0)
         total = nxt.sum(-1, keepdim=True)
-        rows.append(torch.where(total > 0, nxt / torch.where(total > 0, total, 1), r))
+        empty = residual_is_empty(total, dtype)
+        rows.append(torch.where(empty, r, nxt / torch.where(empty, 1, total)))
     return rows
 
 
 def mss_acceptance(target_probs, draft_probs, num_drafts: int) -> float:
     """(F14) 1 - prod_{s=1..k} TV(r_s, q) for i.i.d. children, r_1 = p; vectors, float64."""
-    target, draft, k = _vectors(target_probs, draft_probs, num_drafts)
+    target, draft, k, dtype = _vectors(target_probs, draft_probs, num_drafts)
     rejected = 1.0
-    for r in mss_residuals(target, [draft] * k)[:-1]:
+    for r in mss_residuals(target, [draft] * k, dtype)[:-1]:
         rejected *= 0.5 * float((r - draft).abs().sum())
     return 1 - rejected
 
@@ -101,10 +104,10 @@ def _enumerate(target, draft, num_drafts, per_tuple):
 
 def kseq_law(target_probs, draft_probs, num_drafts: int) -> tuple[torch.Tensor, float]:
     """Exact (output law, acceptance probability) of K-SEQ by enumeration of the draft tuples."""
-    target, draft, k = _vectors(target_probs, draft_probs, num_drafts)
+    target, draft, k, dtype = _vectors(target_probs, draft_probs, num_drafts)
     rho = float(kseq_rho(target, draft, k))
     residual = (target - rho * draft).clamp_min(0)
-    residual = residual / residual.sum() if residual.sum() > 0 else target
+    residual = target if residual_is_empty(float(residual.sum()), dtype) else residual / residual.sum()  # E2
     accept = torch.where(draft > 0, torch.clamp(target / (rho * draft), max=1.0), torch.zeros_like(draft))
 
     def per_tuple(drafts):
@@ -124,13 +127,13 @@ def mss_law(target_probs, draft_probs, num_drafts: int, *, update_residual: bool
     ``update_residual=False`` keeps r = p after a rejection and draws the final token from
     norm((p - q)+): the lossy variant (L6), whose output law is *not* the target's.
     """
-    target, draft, k = _vectors(target_probs, draft_probs, num_drafts)
+    target, draft, k, dtype = _vectors(target_probs, draft_probs, num_drafts)
     if not isinstance(update_residual, bool):
         raise TypeError(f"update_residual must be a bool, got {type(update_residual).__name__}")
-    rows = mss_residuals(target, [draft] * k) if update_residual else [target] * (k + 1)
+    rows = mss_residuals(target, [draft] * k, dtype) if update_residual else [target] * (k + 1)
     if not update_residual:
         last = (target - draft).clamp_min(0)
-        rows[-1] = last / last.sum() if last.sum() > 0 else target
+        rows[-1] = target if residual_is_empty(float(last.sum()), dtype) else last / last.sum()  # E2
 
     def per_tuple(drafts):
         out = torch.zeros_like(target)
