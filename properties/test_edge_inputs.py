@@ -21,7 +21,8 @@ from hypothesis import given, settings
 
 import specdec as sd
 from specdec import _checks as c
-from specdec.laws import block, chain, multidraft as md, schemes, speedup
+from specdec.laws import block, chain, multidraft as md, schemes
+from specdec.laws.speedup import MAX_SCANNED_DRAFT_TOKENS
 from specdec.stats import goodness_of_fit, monte_carlo_gof, required_sample_size
 from specdec.strategies import probability_pairs
 
@@ -203,6 +204,70 @@ def test_two_dimensional_inputs_are_refused_not_flattened():
     with pytest.raises(ValueError, match=r"steps_draft_tokens must be a 1-D sequence, got shape \(2, 2\)"):
         sd.predicted_speedup(0.5, [[1, 2], [3, 4]], 0.1)
     assert sd.expected_tokens_positional([]) == 1.0
+
+
+# ------------------------------------------------------------------ 7. no hang inside a documented limit
+
+
+def test_enumerations_at_their_caps_finish_or_are_refused_at_once():
+    rows2, rows3 = (lambda prefix: [0.5, 0.5]), (lambda prefix: [0.2, 0.3, 0.5])
+    for call, name in [(lambda: sd.acceptance_profile(rows2, rows2, 20), "acceptance_profile: more than 20,000 draft prefixes"),
+                       (lambda: sd.emitted_block_law(rows2, rows2, 20), "emitted_block_law: more than 20,000 draft prefixes"),
+                       (lambda: block.block_law(rows3, rows3, 12, 3), "num_draft_tokens=12 with vocab=3"),
+                       (lambda: block.expected_accepted_block(rows3, rows3, 12, 3), "num_draft_tokens=12 with vocab=3"),
+                       (lambda: sd.optimal_draft_length(0.8, 0.1, max_draft_tokens=10**7), "max_draft_tokens must be an integer <= 100000"),
+                       (lambda: schemes.scheme_table([0.5, 0.5], [0.5, 0.5], max_drafts=3000), "max_drafts must be an integer <= 64")]:
+        with within(5), pytest.raises(ValueError, match=name):
+            call()
+    with within(30):  # the largest enumerations the caps allow finish in a few seconds
+        assert sd.acceptance_profile(rows2, rows2, 13).tolist() == [1.0] * 14  # 16,383 prefixes
+        assert sum(block.block_law(rows2, lambda p: [0.6, 0.4], 15, 2).values()) == pytest.approx(1.0, abs=1e-12)
+        assert sd.optimal_draft_length(1.0, 0.0, max_draft_tokens=MAX_SCANNED_DRAFT_TOKENS)[0] == MAX_SCANNED_DRAFT_TOKENS
+    point = lambda prefix: [1.0, 0.0]  # noqa: E731  pruning leaves one prefix per level: any K up to 32
+    assert sd.acceptance_profile(point, point, chain.MAX_ENUMERATED_DRAFT_TOKENS).tolist() == [1.0] * 33
+
+
+def mss_acceptance_exact(target, draft, k) -> Fraction:
+    """F14 from its definition in rationals: r_1 = p, r_{s+1} = norm((r_s - q)+), 1 - prod_s TV(r_s, q)."""
+    p, q = ([Fraction(x) for x in row.tolist()] for row in (target, draft))
+    p, q = [x / sum(p) for x in p], [x / sum(q) for x in q]
+    rejected = Fraction(1)
+    for _ in range(k):
+        tv = sum(max(a - b, 0) for a, b in zip(p, q))
+        rejected *= tv
+        if tv == 0:
+            break
+        p = [max(a - b, 0) / tv for a, b in zip(p, q)]
+    return 1 - rejected
+
+
+@settings(max_examples=150)
+@given(probability_pairs(max_size=8))
+def test_mss_acceptance_in_closed_form_is_the_product_of_f14(pair):
+    """(F14) The telescoped closed form equals the k-step product in exact arithmetic (and the float
+    k-step recursion, which loses every digit on near-equal pairs after a few steps, is not used)."""
+    target, draft = (c.as_law("x", row) for row in pair)
+    for k in (1, 2, 3, 7, 20):
+        assert md.mss_acceptance(target, draft, k) == pytest.approx(float(mss_acceptance_exact(target, draft, k)), abs=1e-14)
+
+
+def test_mss_acceptance_takes_max_drafts_at_once():
+    target, draft = [0.3, 0.3 + 1e-3, 0.4 - 1e-3, 0.0], [1e-7, 1e-7, 0.5 - 2e-7, 0.5]  # S = {0, 1} after one step, for ~1e7 steps
+    with within(5):
+        assert md.mss_acceptance(target, draft, md.MAX_DRAFTS) == pytest.approx(1 - (0.601 - 2e-7) * (1 - 2e-7) ** 999_999, rel=1e-9)
+
+
+def test_compare_refuses_a_table_beyond_the_library_cap_before_any_work(capsys):
+    from specdec.cli import main
+
+    start = time.perf_counter()
+    with within(5):
+        assert main(["compare", "--max-drafts", "3000"]) == 2
+    assert time.perf_counter() - start < 2
+    err = capsys.readouterr().err.strip()
+    assert err == f"specdec compare: error: --max-drafts must be at most {schemes.MAX_TABLE_DRAFTS} (the table's cap), got 3000", err
+    with within(20):
+        assert main(["compare", "--max-drafts", str(schemes.MAX_TABLE_DRAFTS)]) == 0
 
 
 # ------------------------------------------------------------------ 8. overflow is a named ValueError
