@@ -22,6 +22,7 @@ from hypothesis import given, settings
 import specdec as sd
 from specdec import _checks as c
 from specdec.laws import block, chain, multidraft as md, schemes
+from specdec.laws import token as token_law
 from specdec.laws.speedup import MAX_SCANNED_DRAFT_TOKENS
 from specdec.stats import goodness_of_fit, monte_carlo_gof, required_sample_size
 from specdec.strategies import probability_pairs
@@ -191,8 +192,8 @@ def test_the_verifiers_apply_the_same_e2_rule(dtype, ulp):
     uniforms = torch.tensor([[1 - 2.0**-53, 0.75]], dtype=torch.float64)  # 0.75: token 2 of p, token 1 of the noise
     result = sd.verify_tokens_with_uniforms(torch.tensor([[0]]), draft, target, uniforms)
     assert result.num_accepted.tolist() == [0] and result.residual_empty.tolist() == [True] and result.tokens.tolist() == [[2, -1]]
-    assert c.residual_is_empty(torch.tensor(ulp, dtype=dtype), dtype)
-    assert not c.residual_is_empty(torch.tensor(1e-5, dtype=dtype), dtype)
+    assert token_law.residual_is_empty(torch.tensor(ulp, dtype=dtype), dtype)
+    assert not token_law.residual_is_empty(torch.tensor(1e-5, dtype=dtype), dtype)
 
 
 # ------------------------------------------------------------------ 6. 1-D where 1-D is meant

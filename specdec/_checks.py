@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 import numbers
 import operator
-from typing import Callable, Sequence
+from typing import Callable
 
 import numpy as np
 import torch
@@ -39,26 +39,10 @@ INT64_MAX = 2**63 - 1
 # |sum(row) - 1| allowed before a ValueError, by the dtype the caller's values came in.
 SUM_TOL = {torch.float64: 1e-9, torch.float32: 1e-4, torch.float16: 1e-4, torch.bfloat16: 1e-4}
 
-# E2: a residual (p - q)+ of mass at most this many ulps of 1 in the rows' dtype is rounding noise of
-# rows that sum to one (float64 16 eps = 3.6e-15, float32 1.9e-6; lower precisions as float32, like
-# SUM_TOL): it is empty, and the target row is used instead.  One rule for the laws and the verifiers.
-EMPTY_RESIDUAL_ULPS = 16
-
 
 def sum_tolerance(dtype: torch.dtype) -> float:
     """The default row-sum tolerance for probabilities given in ``dtype`` (exact dtypes: float64's)."""
     return SUM_TOL.get(dtype, SUM_TOL[torch.float64])
-
-
-def empty_residual_mass(dtype: torch.dtype) -> float:
-    """(E2) The largest residual mass that is rounding noise for rows given in ``dtype`` (exact dtypes: float64's)."""
-    precise = dtype if dtype in PROB_DTYPES else (torch.float32 if dtype in SUM_TOL else torch.float64)
-    return EMPTY_RESIDUAL_ULPS * torch.finfo(precise).eps
-
-
-def residual_is_empty(mass, dtype: torch.dtype):
-    """(E2) Whether a residual of total ``mass`` (a tensor or a number) is empty for rows given in ``dtype``."""
-    return mass <= empty_residual_mass(dtype)
 
 
 # ------------------------------------------------------------------ numbers
@@ -348,7 +332,7 @@ def _law(name: str, source: torch.Tensor, *, ndim: int | None, sum_tol: float | 
 
 def as_law_pair(target_probs, draft_probs, *, ndim: int | None = None, with_dtype: bool = False):
     """(target, draft) as float64 laws of one shape; ``with_dtype``: and, third, the coarser of the two
-    dtypes they came in (the precision :func:`residual_is_empty` judges their residual by)."""
+    dtypes they came in (their precision: E2 judges their residual by it)."""
     target_source = _source("target_probs", target_probs)
     target = _law("target_probs", target_source, ndim=ndim, sum_tol=None)
     draft_source = _source("draft_probs", draft_probs)
@@ -356,8 +340,13 @@ def as_law_pair(target_probs, draft_probs, *, ndim: int | None = None, with_dtyp
     if target.shape != draft.shape:
         raise ValueError(f"target_probs shape {tuple(target.shape)} != draft_probs shape {tuple(draft.shape)}")
     if with_dtype:
-        return target, draft, max(target_source.dtype, draft_source.dtype, key=empty_residual_mass)
+        return target, draft, max(target_source.dtype, draft_source.dtype, key=_eps)
     return target, draft
+
+
+def _eps(dtype: torch.dtype) -> float:
+    """Machine epsilon of a floating dtype; 0 for exact (integer) dtypes."""
+    return torch.finfo(dtype).eps if dtype.is_floating_point else 0.0
 
 
 def as_counts(name: str, values) -> np.ndarray:
@@ -389,23 +378,3 @@ def count_total(counts: np.ndarray) -> int:
         return int(counts.sum())
     return sum(counts.tolist())  # Python ints: exact at any size
 
-
-# ------------------------------------------------------------------ token-id sequences (prompts, contexts)
-
-
-def as_token_ids(name: str, value, vocab_size: int) -> tuple[int, ...]:
-    """One prompt or context: a non-empty 1-D sequence of ids in [0, V) as a tuple of ints.
-
-    Lists and tuples of integers, 1-D numpy arrays and 1-D torch tensors of an integer dtype;
-    strings, bools, floats (even integral ones) and anything not 1-D are refused.  The one rule
-    for prompts: :func:`specdec.generate`, :func:`specdec.sequence_law` and every TargetLaw use it.
-    """
-    if isinstance(value, (torch.Tensor, np.ndarray)):
-        if value.ndim != 1:
-            raise TypeError(f"{name} must be a 1-D sequence of token ids, got an array of shape {tuple(value.shape)}")
-        value = value.tolist()  # Python ints (floats stay floats and are refused below)
-    if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
-        raise TypeError(f"{name} must be a sequence of token ids, got {type(value).__name__}")
-    if len(value) == 0:
-        raise ValueError(f"{name} is empty: the target needs at least one token to condition on")
-    return tuple(as_int(f"{name} token", t, minimum=0, maximum=vocab_size - 1) for t in value)

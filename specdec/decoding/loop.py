@@ -26,9 +26,10 @@ from typing import Callable, Sequence
 import torch
 
 from .. import metrics
-from .._checks import as_int, as_token_ids
+from .._checks import as_int
 from .._hf import check_causal_lm, check_logits, model_device, model_vocab_size
 from ..laws.sequence import eos_ids
+from ..laws.target import as_token_ids
 from ..protocols import DraftLengthPolicy, DraftSource, TargetLaw
 from ..verify import verify_block, verify_tokens
 from ..verify.result import read_verification

@@ -19,7 +19,8 @@ import math
 import numpy as np
 import torch
 
-from .._checks import as_int, as_law, as_law_pair, residual_is_empty
+from .._checks import as_int, as_law, as_law_pair
+from .token import residual_is_empty
 
 BISECTION_STEPS = 64  # halves [1, k] 64 times: below float64 resolution for any k
 MAX_TUPLES = 200_000
@@ -67,7 +68,7 @@ def kseq_acceptance(target_probs, draft_probs, num_drafts: int) -> float:
 
 def mss_residuals(target: torch.Tensor, draft_rows: list[torch.Tensor], dtype: torch.dtype) -> list[torch.Tensor]:
     """r_1 = p; r_{s+1} = norm((r_s - q_s)+), kept as r_s when empty (E2, for rows given in ``dtype``:
-    :func:`specdec._checks.residual_is_empty`).  k+1 rows (..., V)."""
+    :func:`specdec.laws.token.residual_is_empty`).  k+1 rows (..., V)."""
     rows = [target]
     for draft in draft_rows:
         r = rows[-1]

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._checks import as_int, as_token_ids
-from .target import as_target_law
+from .._checks import as_int
+from .target import as_target_law, as_token_ids
 
 MAX_SEQUENCES = 1_000_000
 

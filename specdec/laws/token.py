@@ -2,7 +2,7 @@
 
 * :func:`acceptance_probability` - beta = sum min(p, q) = 1 - TV (F1).
 * :func:`residual_distribution` - r = (p - q)+ / (1 - beta), the target when empty (F3, E2: a mass
-  within rounding of the rows' dtype, :func:`specdec._checks.residual_is_empty`, the verifiers' rule).
+  within rounding of the rows' dtype, :func:`residual_is_empty`, the verifiers' rule).
 * :func:`token_joint_law` - the joint law of (output Y, draft X), built from the
   rule (F2, F3, E2): P(Y=y, X=x) = q(x) [a(x) 1{y=x} + (1 - a(x)) r(y)], a = min(1, p/q).
   Rows are the output, columns the draft, as in F6;
@@ -17,7 +17,24 @@ from __future__ import annotations
 
 import torch
 
-from .._checks import as_law_pair, residual_is_empty
+from .._checks import PROB_DTYPES, SUM_TOL, as_law_pair
+
+# E2: a residual (p - q)+ of mass at most this many ulps of 1 in the rows' dtype is rounding noise of
+# rows that sum to one (float64: 16 eps = 3.6e-15; float32 1.9e-6; lower precisions as float32, as in
+# SUM_TOL; exact dtypes as float64): it is empty, and the target row is used instead.  One rule for
+# the laws here and in multidraft, and for every verifier (the fused kernel included).
+EMPTY_RESIDUAL_ULPS = 16
+
+
+def empty_residual_mass(dtype: torch.dtype) -> float:
+    """(E2) The largest residual mass that is rounding noise for rows given in ``dtype``."""
+    precise = dtype if dtype in PROB_DTYPES else (torch.float32 if dtype in SUM_TOL else torch.float64)
+    return EMPTY_RESIDUAL_ULPS * torch.finfo(precise).eps
+
+
+def residual_is_empty(mass, dtype: torch.dtype):
+    """(E2) Whether a residual of total ``mass`` (a tensor or a number) is empty for rows given in ``dtype``."""
+    return mass <= empty_residual_mass(dtype)
 
 
 def acceptance_probability(target_probs, draft_probs) -> torch.Tensor:
@@ -36,7 +53,7 @@ def _residual(target: torch.Tensor, draft: torch.Tensor, dtype: torch.dtype) -> 
 
 def residual_distribution(target_probs, draft_probs) -> torch.Tensor:
     """(F3) r = (p - q)+ / (1 - beta); the target itself when the residual is empty (E2): its mass
-    is within rounding of the dtype the rows came in (:func:`specdec._checks.residual_is_empty`)."""
+    is within rounding of the dtype the rows came in (:func:`residual_is_empty`)."""
     return _residual(*as_law_pair(target_probs, draft_probs, with_dtype=True))
 
 

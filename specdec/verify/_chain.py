@@ -12,6 +12,7 @@ from __future__ import annotations
 import torch
 
 from .. import _checks as c
+from ..laws.token import residual_is_empty
 from ..sampling import inverse_cdf, inverse_cdf_rows
 from .result import VerifyResult
 
@@ -94,12 +95,12 @@ def broadcast_block(target_probs, draft_probs) -> bool:
 def emit_block(draft_tokens, num_accepted, target_row, residual, uniform, pad_id, *, shared: bool = False) -> VerifyResult:
     """x_1..x_n, then one token drawn with ``uniform`` (B,) from ``residual`` - or from
     ``target_row`` when the residual is empty (E2: its mass is rounding noise of the rows' dtype,
-    :func:`specdec._checks.residual_is_empty`; flagged; never a uniform clamp, B14) - at position n,
+    :func:`specdec.laws.token.residual_is_empty`; flagged; never a uniform clamp, B14) - at position n,
     then ``pad_id``.
 
     ``shared``: ``target_row`` and ``residual`` are (K+1, V) tables shared by every row,
     indexed by n (a batch-broadcast block: each residual is computed once)."""
-    residual_empty = c.residual_is_empty(residual.sum(-1), residual.dtype)  # (B,), or (K+1,) when shared (E2)
+    residual_empty = residual_is_empty(residual.sum(-1), residual.dtype)  # (B,), or (K+1,) when shared (E2)
     rows = torch.where(residual_empty.unsqueeze(-1), target_row, residual)
     if shared:
         last = inverse_cdf_rows(rows, num_accepted, uniform)  # (B,)

@@ -30,6 +30,7 @@ except ImportError:  # pragma: no cover - exercised where triton is absent
     triton = tl = None
 
 from .. import _checks as c
+from ..laws.token import empty_residual_mass
 from ._chain import check_inputs
 from .result import VerifyResult
 
@@ -163,7 +164,7 @@ def fused_step(draft_tokens, draft_probs, target_probs, uniforms, pad_id) -> Ver
         draft.stride(0), draft.stride(1), draft.stride(2),
         target_probs.stride(0), target_probs.stride(1), target_probs.stride(2),
         uniforms.stride(0), uniforms.stride(1),
-        HAS_DRAFT=draft_probs is not None, EMPTY_MASS=c.empty_residual_mass(target_probs.dtype), BLOCK=block,
+        HAS_DRAFT=draft_probs is not None, EMPTY_MASS=empty_residual_mass(target_probs.dtype), BLOCK=block,
         num_warps=max(1, min(NUM_WARPS, block // 256)),
     )
     return VerifyResult(accepted, tokens, empty)

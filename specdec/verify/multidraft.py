@@ -20,6 +20,7 @@ import torch
 
 from .. import _checks as c
 from ..laws.multidraft import kseq_rho, mss_residuals
+from ..laws.token import residual_is_empty
 from ..sampling import inverse_cdf
 from .result import MultiDraftResult
 
@@ -63,7 +64,7 @@ def _finish(draft_tokens, accepted, residual, fallback, last_uniform, dtype) -> 
     empty, by the rule for rows given in ``dtype``)."""
     any_accepted = accepted.any(-1)
     first = accepted.long().argmax(-1)  # index of the first True
-    empty = c.residual_is_empty(residual.sum(-1), dtype)
+    empty = residual_is_empty(residual.sum(-1), dtype)
     drawn = inverse_cdf(torch.where(empty.unsqueeze(-1), fallback, residual), last_uniform, validate=False)
     token = torch.where(any_accepted, draft_tokens.gather(1, first.unsqueeze(-1)).squeeze(-1), drawn)
     return MultiDraftResult(token=token, accepted_index=torch.where(any_accepted, first, -1), residual_empty=~any_accepted & empty)
