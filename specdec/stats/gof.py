@@ -98,7 +98,7 @@ def monte_carlo_gof(observed_counts, expected_probs, *, num_resamples: int, seed
     smallest attainable p-value is 1 / (B + 1): choose B >= 20 / alpha.
     """
     observed, probs, method = _inputs(observed_counts, expected_probs, method)
-    num_resamples = as_int("num_resamples", num_resamples, minimum=1)
+    num_resamples = as_int("num_resamples", num_resamples, minimum=1, maximum=INT64_MAX)
     seed = as_int("seed", seed, minimum=0)
     n = count_total(observed)
     if n > INT64_MAX:

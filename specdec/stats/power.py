@@ -34,7 +34,7 @@ def _check_levels(alpha, power) -> tuple[float, float]:
 
 def required_noncentrality(num_bins: int, *, alpha: float, power: float = POWER) -> float:
     """lambda such that ncx2.sf(chi2.isf(alpha, df), df, lambda) = power, df = num_bins - 1 (F34)."""
-    num_bins = as_int("num_bins", num_bins, minimum=2)
+    num_bins = as_int("num_bins", num_bins, minimum=2, maximum=INT64_MAX)
     alpha, power = _check_levels(alpha, power)
     return _noncentrality(num_bins - 1, alpha, power)
 
@@ -62,7 +62,7 @@ def required_sample_size(num_bins: int, tv: float, *, alpha: float, power: float
 
 def detectable_tv(num_bins: int, n: int, *, alpha: float, power: float = POWER) -> float:
     """The smallest TV distance detected with ``power`` by a level-``alpha`` test of ``n`` samples."""
-    n = as_int("n", n, minimum=1)
+    n = as_int("n", n, minimum=1, maximum=INT64_MAX)
     return math.sqrt(required_noncentrality(num_bins, alpha=alpha, power=power) / (4 * n))
 
 
