@@ -226,11 +226,16 @@ def entry(draw, name):
         return (lambda: sd.verify_greedy(tokens, target)), ("draft_tokens", "target_scores"), lambda r: r.tokens.shape[-1] == tokens.shape[-1] + 1, clean
     if name in ("verify_kseq", "verify_mss"):
         batch, k, vocab = draw(st.integers(0, 3)), draw(st.integers(0, 3)), draw(st.sampled_from([0, 1, 2, 3, 4] * 3 + [300, 1500]))
+        edge = draw(st.sampled_from(["none"] * 4 + ["uint8_v300", "empty_v1500"]))
+        if edge != "none":  # valid inputs that were refused (V wrapped in uint8) or crashed (B = 0 past V = 1024)
+            batch, k, vocab = (max(batch, 1), max(k, 1), 300) if edge == "uint8_v300" else (0, max(k, 1), 1500)
         rows = torch.Generator().manual_seed(draw(st.integers(0, 2**32 - 1)))
         target = torch.rand(batch, vocab, dtype=torch.float64, generator=rows).softmax(-1) if vocab else torch.zeros(batch, 0, dtype=torch.float64)
-        which = draw(st.sampled_from(["same", "none", "float32", "narrow"]))
+        which = "same" if edge != "none" else draw(st.sampled_from(["same", "none", "float32", "narrow"]))
         draft = {"same": target.clone(), "none": None, "float32": target.float(), "narrow": target[:, :1]}[which]
         tokens = token_ids(draw, torch.randint(0, max(vocab, 1), (batch, k), generator=rows))
+        if edge == "uint8_v300":
+            tokens = torch.randint(44, 256, (batch, k), generator=rows).to(torch.uint8)
         fn = getattr(sd, name)
         ok = lambda r: r.token.shape == (batch,) and bool(((r.token >= 0) & (r.token < vocab)).all())  # noqa: E731
         return (lambda: fn(tokens, draft, target, g)), ("draft_tokens", "draft_probs", "target_probs"), ok, which == "same" and vocab > 0 and k > 0
