@@ -32,16 +32,16 @@ def _search(cdf: torch.Tensor, threshold: torch.Tensor) -> torch.Tensor:
 WEIGHT_DTYPES = (torch.float64, torch.float32, torch.float16, torch.bfloat16)
 
 
-def _check_inverse_cdf(weights, uniforms) -> None:
-    """Types and shapes, then (one host sync) finite non-negative weights of positive finite row totals
-    and uniforms in [0, 1): anything else has no answer (a zero row would give id V, B6)."""
+def _check_inverse_cdf(weights, uniforms, values: bool) -> None:
+    """Types and shapes always; with ``values`` (one host sync) finite non-negative weights of positive
+    finite row totals and uniforms in [0, 1): anything else has no answer (a zero row gave id V, B6)."""
     c.check_tensor("weights", weights, dtypes=WEIGHT_DTYPES, ndim=weights.ndim if isinstance(weights, torch.Tensor) else 1)
     if weights.ndim < 1 or weights.shape[-1] < 1:
         raise ValueError(f"weights must have a non-empty last (vocabulary) dimension, got shape {tuple(weights.shape)}")
     c.check_tensor("uniforms", uniforms, dtypes=c.PROB_DTYPES, ndim=uniforms.ndim if isinstance(uniforms, torch.Tensor) else 0)
     c.check_shape("uniforms", uniforms, weights.shape[:-1], "the weights' rows")
     c.check_same_device(weights=weights, uniforms=uniforms)
-    if weights.numel() == 0:
+    if not values or weights.numel() == 0:
         return
     checks = c.DeferredChecks()
     totals = weights.sum(-1, dtype=torch.float64)
@@ -76,8 +76,7 @@ def inverse_cdf(weights: torch.Tensor, uniforms: torch.Tensor, *, validate: bool
     float64, without a float64 copy of the row) locate the block, then a float64
     cumulative sum inside that block locates the id.
     """
-    if validate:
-        _check_inverse_cdf(weights, uniforms)
+    _check_inverse_cdf(weights, uniforms, values=validate)
     lead, vocab = weights.shape[:-1], weights.shape[-1]
     rows = weights.reshape(-1, vocab)  # (R, V)
     u = uniforms.reshape(-1).to(torch.float64)  # (R,)
