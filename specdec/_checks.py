@@ -30,7 +30,10 @@ import numpy as np
 import torch
 
 PROB_DTYPES = (torch.float32, torch.float64)
-TOKEN_DTYPES = (torch.int64, torch.int32, torch.int16, torch.uint8)
+# Token ids: every integer dtype torch has (uint16/32/64 where this torch has them), compared in int64.
+TOKEN_DTYPES = tuple(
+    getattr(torch, name) for name in ("int64", "int32", "int16", "int8", "uint8", "uint16", "uint32", "uint64") if hasattr(torch, name)
+)
 INT64_MAX = 2**63 - 1
 
 # |sum(row) - 1| allowed before a ValueError, by the dtype the caller's values came in.
@@ -92,7 +95,11 @@ def as_float(
         value = value.item()
     if isinstance(value, (complex, np.complexfloating)) or not isinstance(value, (numbers.Real, np.floating, np.integer)):
         raise TypeError(f"{name} must be a real number, got {type(value).__name__} {value!r}")
-    result = float(value)
+    try:
+        result = float(value)
+    except OverflowError:  # Python ints and Fractions are unbounded; floats end near 1.8e308
+        shown = f"an integer of {len(str(abs(value)))} digits" if isinstance(value, int) else f"{type(value).__name__} {str(value):.40}"
+        raise ValueError(f"{name} must be a real number of float range, got {shown}") from None
     if math.isnan(result):
         raise ValueError(f"{name} must be a number, got nan")
     if finite and math.isinf(result):
@@ -194,7 +201,7 @@ class DeferredChecks:
                 raise ValueError(describe())
 
 
-def _first_index(mask: torch.Tensor) -> tuple[int, ...]:
+def first_index(mask: torch.Tensor) -> tuple[int, ...]:
     return tuple(int(i) for i in torch.nonzero(mask)[0])
 
 
@@ -216,24 +223,25 @@ def add_probability_checks(checks: DeferredChecks, name: str, probs: torch.Tenso
     if probs.numel() == 0:
         return
     # amin propagates NaN, so one reduction covers NaN, -inf and negative mass.
-    checks.add(probs.amin() >= 0, lambda: _describe_bad_entry(name, probs))
+    checks.add(probs.amin() >= 0, lambda: describe_bad_entry(name, probs))
     row_error = (probs.sum(-1) - 1.0).abs()  # native dtype: float32 pairwise sums err ~1e-6 << tol
     checks.add(row_error.amax() <= sum_tol, lambda: _describe_bad_sum(name, probs, row_error, sum_tol))
 
 
-def _describe_bad_entry(name: str, probs: torch.Tensor) -> str:
+def describe_bad_entry(name: str, probs: torch.Tensor, what: str = "probability") -> str:
+    """The first non-finite, else the first negative, entry of ``probs`` (the error path only)."""
     bad = ~torch.isfinite(probs)
     if bool(bad.any()):
-        idx = _first_index(bad)
+        idx = first_index(bad)
         return f"{name} has a non-finite entry {probs[idx].item()} at index {idx}"
-    idx = _first_index(probs < 0)
-    return f"{name} has a negative probability {probs[idx].item()!r} at index {idx}"
+    idx = first_index(probs < 0)
+    return f"{name} has a negative {what} {probs[idx].item()!r} at index {idx}"
 
 
 def _describe_bad_sum(name: str, probs: torch.Tensor, row_error: torch.Tensor, sum_tol: float) -> str:
     if not bool(torch.isfinite(probs).all()):
-        return _describe_bad_entry(name, probs)
-    idx = _first_index(~(row_error <= sum_tol))
+        return describe_bad_entry(name, probs)
+    idx = first_index(~(row_error <= sum_tol))
     total = probs[idx].sum(dtype=torch.float64).item()
     return (
         f"{name} row {idx} sums to {total!r}, not 1 within sum_tol={sum_tol:g}; "
@@ -242,12 +250,14 @@ def _describe_bad_sum(name: str, probs: torch.Tensor, row_error: torch.Tensor, s
 
 
 def add_token_range_check(checks: DeferredChecks, name: str, tokens: torch.Tensor, vocab_size: int) -> None:
+    """Ids in [0, vocab_size), compared in int64 (in the ids' own dtype V could wrap: 256 is 0 in uint8)."""
     if tokens.numel() == 0:
         return
+    tokens = tokens.long()
     in_range = (tokens.amin() >= 0) & (tokens.amax() < vocab_size)
 
     def describe() -> str:
-        idx = _first_index((tokens < 0) | (tokens >= vocab_size))
+        idx = first_index((tokens < 0) | (tokens >= vocab_size))
         return f"{name} has token id {int(tokens[idx])} at index {idx}, outside [0, {vocab_size})"
 
     checks.add(in_range, describe)
@@ -259,7 +269,7 @@ def add_proposal_check(checks: DeferredChecks, draft_tokens: torch.Tensor, draft
         return
 
     def describe() -> str:
-        idx = _first_index(draft_at_draft <= 0)
+        idx = first_index(draft_at_draft <= 0)
         token = int(draft_tokens[idx])
         return (
             f"proposal mismatch (E1): draft_probs{list(idx) + [token]} = 0 for drafted token "
@@ -280,6 +290,11 @@ def as_law(name: str, values, *, ndim: int | None = None, sum_tol: float | None 
     tolerance of the dtype the values came in (:func:`sum_tolerance`).  Then every row
     is renormalised in float64: the law is the distribution the rows define.
     """
+    return _law(name, _source(name, values), ndim=ndim, sum_tol=sum_tol)
+
+
+def _source(name: str, values) -> torch.Tensor:
+    """``values`` as a CPU tensor in the dtype they came in (lists: numpy's choice, float64 for floats)."""
     if isinstance(values, torch.Tensor):
         if values.is_meta:
             raise ValueError(f"{name} is a meta tensor (no values)")
@@ -291,6 +306,10 @@ def as_law(name: str, values, *, ndim: int | None = None, sum_tol: float | None 
             raise TypeError(f"{name} must be an array of probabilities, got {type(values).__name__}: {error}") from None
     if source.is_complex() or source.dtype == torch.bool:
         raise TypeError(f"{name} must hold real probabilities, got dtype {source.dtype}")
+    return source
+
+
+def _law(name: str, source: torch.Tensor, *, ndim: int | None, sum_tol: float | None) -> torch.Tensor:
     tol = sum_tolerance(source.dtype) if sum_tol is None else sum_tol
     law = source.to(torch.float64)
     if law.ndim < 1 or law.shape[-1] < 1:
@@ -303,7 +322,7 @@ def as_law(name: str, values, *, ndim: int | None = None, sum_tol: float | None 
         raise ValueError(f"{name} has a negative probability {float(law.min())!r}")
     error = (law.sum(-1) - 1).abs()
     if float(error.max()) > tol:
-        worst = _first_index(error == error.max()) if law.ndim > 1 else ()
+        worst = first_index(error == error.max()) if law.ndim > 1 else ()
         raise ValueError(
             f"{name} row {worst} sums to {float(law.sum(-1).reshape(-1)[int(error.reshape(-1).argmax())])!r}, "
             f"not 1 within {tol:g}"
@@ -311,13 +330,23 @@ def as_law(name: str, values, *, ndim: int | None = None, sum_tol: float | None 
     return law / law.sum(-1, keepdim=True)
 
 
-def as_law_pair(target_probs, draft_probs, *, ndim: int | None = None) -> tuple[torch.Tensor, torch.Tensor]:
-    """(target, draft) as float64 laws of one shape."""
-    target = as_law("target_probs", target_probs, ndim=ndim)
-    draft = as_law("draft_probs", draft_probs, ndim=ndim)
+def as_law_pair(target_probs, draft_probs, *, ndim: int | None = None, with_dtype: bool = False):
+    """(target, draft) as float64 laws of one shape; ``with_dtype``: and, third, the coarser of the two
+    dtypes they came in (their precision: E2 judges their residual by it)."""
+    target_source = _source("target_probs", target_probs)
+    target = _law("target_probs", target_source, ndim=ndim, sum_tol=None)
+    draft_source = _source("draft_probs", draft_probs)
+    draft = _law("draft_probs", draft_source, ndim=ndim, sum_tol=None)
     if target.shape != draft.shape:
         raise ValueError(f"target_probs shape {tuple(target.shape)} != draft_probs shape {tuple(draft.shape)}")
+    if with_dtype:
+        return target, draft, max(target_source.dtype, draft_source.dtype, key=_eps)
     return target, draft
+
+
+def _eps(dtype: torch.dtype) -> float:
+    """Machine epsilon of a floating dtype; 0 for exact (integer) dtypes."""
+    return torch.finfo(dtype).eps if dtype.is_floating_point else 0.0
 
 
 def as_counts(name: str, values) -> np.ndarray:
@@ -339,3 +368,13 @@ def as_counts(name: str, values) -> np.ndarray:
     if arr.dtype.kind == "f" and arr.size and arr.max() > 2**53:
         raise ValueError(f"{name} has a count {arr.max()!r} too large to be exact in float64")
     return arr.astype(np.int64).ravel()
+
+
+def count_total(counts: np.ndarray) -> int:
+    """The exact sum of int64 counts (from :func:`as_counts`) as a Python int: int64 sums wrap past 2**63."""
+    if counts.size == 0:
+        return 0
+    if int(counts.max()) <= INT64_MAX // counts.size:  # the int64 sum cannot wrap
+        return int(counts.sum())
+    return sum(counts.tolist())  # Python ints: exact at any size
+

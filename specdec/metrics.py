@@ -13,13 +13,17 @@ One name, one definition:
 
 The predicted counterparts are :mod:`specdec.laws.speedup` (F22-F25) and
 :mod:`specdec.laws.chain` (F26-F27).
+
+Counts are int64 per entry (beyond it they are refused) and totalled exactly, in Python ints
+(:func:`specdec._checks.count_total`): a total past 2**63 does not wrap, and every ratio is the
+correctly rounded quotient of the exact totals.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ._checks import as_counts
+from ._checks import as_counts, count_total
 
 
 def _accepted_and_drafted(num_accepted, num_draft_tokens) -> tuple[np.ndarray, np.ndarray]:
@@ -40,21 +44,22 @@ def acceptance_rate(num_accepted, num_draft_tokens) -> float:
     Raises ValueError when no draft token was verified (every step had K = 0).
     """
     accepted, drafted = _accepted_and_drafted(num_accepted, num_draft_tokens)
-    verified = accepted + (accepted < drafted)
-    if verified.sum() == 0:
+    verified = count_total(accepted) + int(np.count_nonzero(accepted < drafted))  # accepted <= drafted: no overflow
+    if verified == 0:
         raise ValueError(
             f"the acceptance rate is undefined for num_accepted={accepted.tolist()[:8]} and num_draft_tokens="
             f"{drafted.tolist()[:8]}: no draft token was verified (every step had K = 0, or there was no step)"
         )
-    return float(accepted.sum() / verified.sum())
+    return count_total(accepted) / verified  # int / int: the correctly rounded float
 
 
 def draft_utilisation(num_accepted, num_draft_tokens) -> float:
     """accepted / drafted, pooled: the share of drafted tokens that were kept."""
     accepted, drafted = _accepted_and_drafted(num_accepted, num_draft_tokens)
-    if drafted.sum() == 0:
+    total = count_total(np.ascontiguousarray(drafted))
+    if total == 0:
         raise ValueError(f"the draft utilisation is undefined for num_draft_tokens={drafted.tolist()[:8]}: nothing was drafted")
-    return float(accepted.sum() / drafted.sum())
+    return count_total(accepted) / total
 
 
 def mean_tokens_per_step(num_emitted) -> float:
@@ -62,4 +67,4 @@ def mean_tokens_per_step(num_emitted) -> float:
     emitted = as_counts("num_emitted", num_emitted)
     if emitted.size == 0:
         raise ValueError("num_emitted is empty")
-    return float(emitted.astype(np.float64).mean())
+    return count_total(emitted) / emitted.size

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import torch
 
+from . import _checks as c
 from ._checks import PROB_DTYPES, DeferredChecks, add_probability_checks, check_generator, check_tensor, sum_tolerance
 
 
@@ -28,21 +29,59 @@ def _search(cdf: torch.Tensor, threshold: torch.Tensor) -> torch.Tensor:
     return torch.searchsorted(cdf, threshold, right=True).squeeze(-1)
 
 
-def inverse_cdf(weights: torch.Tensor, uniforms: torch.Tensor) -> torch.Tensor:
+WEIGHT_DTYPES = (torch.float64, torch.float32, torch.float16, torch.bfloat16)
+
+
+def _check_inverse_cdf(weights, uniforms, values: bool) -> None:
+    """Types and shapes always; with ``values`` (one host sync) finite non-negative weights of positive
+    finite row totals and uniforms in [0, 1): anything else has no answer (a zero row gave id V, B6)."""
+    c.check_tensor("weights", weights, dtypes=WEIGHT_DTYPES, ndim=weights.ndim if isinstance(weights, torch.Tensor) else 1)
+    if weights.ndim < 1 or weights.shape[-1] < 1:
+        raise ValueError(f"weights must have a non-empty last (vocabulary) dimension, got shape {tuple(weights.shape)}")
+    c.check_tensor("uniforms", uniforms, dtypes=c.PROB_DTYPES, ndim=uniforms.ndim if isinstance(uniforms, torch.Tensor) else 0)
+    c.check_shape("uniforms", uniforms, weights.shape[:-1], "the weights' rows")
+    c.check_same_device(weights=weights, uniforms=uniforms)
+    if not values or weights.numel() == 0:
+        return
+    checks = c.DeferredChecks()
+    totals = weights.sum(-1, dtype=torch.float64)
+    checks.add(weights.amin() >= 0, lambda: c.describe_bad_entry("weights", weights, "entry"))  # NaN fails too
+    checks.add(((totals > 0) & torch.isfinite(totals)).all(), lambda: _describe_bad_total(weights, totals))
+    checks.add(((uniforms >= 0) & (uniforms < 1)).all(), lambda: _describe_bad_uniform(uniforms))
+    checks.raise_if_failed()
+
+
+def _describe_bad_total(weights, totals) -> str:
+    if not bool(torch.isfinite(weights).all()):
+        return c.describe_bad_entry("weights", weights, "entry")
+    idx = c.first_index(~((totals > 0) & torch.isfinite(totals)))
+    return f"weights row {idx} has total {totals[idx].item()!r}; every row needs a positive, finite total"
+
+
+def _describe_bad_uniform(uniforms) -> str:
+    idx = c.first_index(~((uniforms >= 0) & (uniforms < 1)))
+    return f"uniforms must lie in [0, 1), got {uniforms[idx].item()!r} at index {idx}"
+
+
+def inverse_cdf(weights: torch.Tensor, uniforms: torch.Tensor, *, validate: bool = True) -> torch.Tensor:
     """Index i with cdf[i-1] <= u * total < cdf[i], per row.
 
-    weights: (..., V) non-negative, each row with positive total.
-    uniforms: (...) in [0, 1).
-    Returns (...) int64.  No host synchronisation.
+    weights: (..., V) float, finite, non-negative, each row with a positive total (need not sum to 1).
+    uniforms: (...) float32/float64 in [0, 1), one per row: exactly ``weights.shape[:-1]`` (no broadcast).
+    Returns (...) int64, an id of positive weight (< V).  No host synchronisation in the search;
+    ``validate=True`` (default) checks the values first at the cost of one sync, ``validate=False``
+    (the verifiers' inner step, on rows they built) skips it and never the type and shape checks.
 
     Long rows are searched in two levels: sums of 256-wide blocks (accumulated in
     float64, without a float64 copy of the row) locate the block, then a float64
-    cumulative sum inside that block locates the id.  The id always has positive
-    weight.
+    cumulative sum inside that block locates the id.
     """
+    _check_inverse_cdf(weights, uniforms, values=validate)
     lead, vocab = weights.shape[:-1], weights.shape[-1]
     rows = weights.reshape(-1, vocab)  # (R, V)
     u = uniforms.reshape(-1).to(torch.float64)  # (R,)
+    if rows.shape[0] == 0:  # B = 0: nothing to search (the block view below cannot infer its width)
+        return torch.zeros(lead, dtype=torch.int64, device=weights.device)
     if vocab <= 4 * _BLOCK:
         cdf = rows.to(torch.float64).cumsum(-1)  # (R, V)
         return _search(cdf, u * cdf[:, -1]).reshape(lead)
@@ -87,4 +126,4 @@ def sample_categorical(probs: torch.Tensor, generator: torch.Generator, *, valid
         add_probability_checks(checks, "probs", probs, sum_tolerance(probs.dtype))
         checks.raise_if_failed()
     uniforms = torch.rand(probs.shape[:-1], dtype=torch.float64, device=probs.device, generator=generator)
-    return inverse_cdf(probs, uniforms)
+    return inverse_cdf(probs, uniforms, validate=False)  # probs checked above (or on request, not)

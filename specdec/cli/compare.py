@@ -38,17 +38,19 @@ def format_schemes(rows: list[dict]) -> str:
 
 
 def compare_command(args) -> int:
+    from ..laws.schemes import MAX_TABLE_DRAFTS, chain_size_error, scheme_table  # the library's caps
+
     if args.max_drafts < 1:
         raise UsageError(f"--max-drafts must be >= 1, got {args.max_drafts}")
+    if args.max_drafts > MAX_TABLE_DRAFTS:
+        raise UsageError(f"--max-drafts must be at most {MAX_TABLE_DRAFTS} (the table's cap), got {args.max_drafts}")
     if args.draft_tokens < 0:
         raise UsageError(f"--draft-tokens must be >= 0, got {args.draft_tokens}")
     writable("--plot", args.plot)
     target, draft = compare_inputs(args)
-    from ..laws.schemes import MAX_CHAIN_ENUMERATION, scheme_table
-
-    vocab = target.shape[0]
-    if args.draft_tokens and vocab**args.draft_tokens > MAX_CHAIN_ENUMERATION:
-        raise UsageError(f"--draft-tokens {args.draft_tokens} needs V^K = {vocab}^{args.draft_tokens} prefixes (at most {MAX_CHAIN_ENUMERATION:,})")
+    error = chain_size_error(target.shape[0], args.draft_tokens) if args.draft_tokens else None
+    if error:
+        raise UsageError(f"--draft-tokens {args.draft_tokens} {error}")
     rows = scheme_table(target, draft, max_drafts=args.max_drafts, num_draft_tokens=args.draft_tokens)
     print(format_schemes(rows))
     if args.plot:
@@ -64,7 +66,7 @@ def add_parser(sub) -> None:
     compare.add_argument("--target", help=f"target probabilities, comma-separated (default: the reference example's {DEFAULT_TARGET})")
     compare.add_argument("--draft", help=f"draft probabilities, comma-separated (default: the reference example's {DEFAULT_DRAFT})")
     compare.add_argument("--case", help="a named pair of the catalogue instead of --target/--draft")
-    compare.add_argument("--max-drafts", type=int, default=3, help="largest k for the multi-draft schemes (default 3)")
+    compare.add_argument("--max-drafts", type=int, default=3, help="largest k for the multi-draft schemes (default 3; at most the library's cap, specdec.laws.schemes.MAX_TABLE_DRAFTS)")
     compare.add_argument("--draft-tokens", type=int, default=2, help="K for the token vs block chain rows (default 2)")
     compare.add_argument("--plot", metavar="FILE.png", help="also draw the optimal plan and the acceptance bars")
     compare.set_defaults(run=compare_command)

@@ -29,6 +29,7 @@ from .. import metrics
 from .._checks import as_int
 from .._hf import check_causal_lm, check_logits, model_device, model_vocab_size
 from ..laws.sequence import eos_ids
+from ..laws.target import as_token_ids
 from ..protocols import DraftLengthPolicy, DraftSource, TargetLaw
 from ..verify import verify_block, verify_tokens
 from ..verify.result import read_verification
@@ -107,18 +108,7 @@ def check_prompts(prompts, vocab: int) -> list[list[int]]:
         prompts = prompts.tolist()
     if isinstance(prompts, (str, bytes)) or not isinstance(prompts, Sequence) or len(prompts) == 0:
         raise ValueError("prompts must be a non-empty list of token-id lists (one per batch row)")
-    rows = []
-    for b, prompt in enumerate(prompts):
-        if isinstance(prompt, torch.Tensor):
-            prompt = prompt.tolist()
-        if hasattr(prompt, "tolist") and not isinstance(prompt, (str, bytes)):
-            prompt = prompt.tolist()  # numpy arrays
-        if isinstance(prompt, (str, bytes)) or not isinstance(prompt, Sequence):
-            raise TypeError(f"prompts[{b}] must be a list of token ids, got {type(prompt).__name__}")
-        if len(prompt) == 0:
-            raise ValueError(f"prompts[{b}] is empty: the target needs at least one token to condition on")
-        rows.append([as_int(f"prompts[{b}] token", t, minimum=0, maximum=vocab - 1) for t in prompt])
-    return rows
+    return [list(as_token_ids(f"prompts[{b}]", prompt, vocab)) for b, prompt in enumerate(prompts)]  # the one prompt rule
 
 
 def _resolve_generator(generator, seed, device: torch.device) -> torch.Generator:

@@ -26,16 +26,23 @@ def _rows(fn, name: str, prefix: tuple, vocab: int) -> list:
     return row
 
 
-MAX_ENUMERATION = 1_000_000  # V^K drafts enumerated at most
+MAX_ENUMERATION = 200_000  # table entries read: V * (1 + V + ... + V^K), a few seconds at most on a 2-core CPU
 
 
 def _sizes(num_draft_tokens, vocab) -> tuple[int, int]:
+    """(K, V), refused when the walk over the V^i drafted prefixes (i <= K) would read more than
+    :data:`MAX_ENUMERATION` table entries (each prefix reads a row of V)."""
     k, v = as_int("num_draft_tokens", num_draft_tokens, minimum=0, maximum=64), as_int("vocab", vocab, minimum=1)
-    if v**k > MAX_ENUMERATION:
-        raise ValueError(f"num_draft_tokens={k} with vocab={v} means {v}^{k} drafts to enumerate (at most {MAX_ENUMERATION:,})")
+    cells, level = 0, v
+    for _ in range(k + 1):
+        cells += level
+        if cells > MAX_ENUMERATION:
+            raise ValueError(
+                f"num_draft_tokens={k} with vocab={v} means {v}^{k} drafts, over {MAX_ENUMERATION:,} table entries "
+                "to enumerate (the cap); use a smaller K or V"
+            )
+        level *= v
     return k, v
-
-
 
 
 def block_weights(target_rows, draft_rows, draft):
@@ -53,33 +60,45 @@ def block_weights(target_rows, draft_rows, draft):
 
 
 def block_law(target_fn, draft_fn, num_draft_tokens: int, vocab: int) -> dict[tuple[int, ...], object]:
-    """Exact law of the emitted block of block verification (F16-F19); enumerates the V^K drafts."""
+    """Exact law of the emitted block of block verification (F16-F19), by one walk of the draft tree.
+
+    At a drafted prefix u = x_1..x_i of draft mass Q(u): b_i (F16), z_i and h_i (F17-F18).  The step
+    stops at tau = i with probability h_i prod_{j>i} (1 - h_j), which depends on the drafts after u
+    only through R_i(u) = sum_x q_{i+1}(x) (1 - h_{i+1}(u x)) R_{i+1}(u x), R_K = 1; so
+    P(x_1..x_i, y) = Q(u) h_i(u) R_i(u) w(y) / sum w, with w = (b_i p_{i+1} - q_{i+1})+ for i < K
+    (p_{i+1} when that is empty, E2) and p_{K+1} for i = K.  Each row is read once per prefix:
+    V (1 + V + ... + V^K) entries, at most :data:`MAX_ENUMERATION`.
+    """
     num_draft, vocab = _sizes(num_draft_tokens, vocab)
     law: dict[tuple[int, ...], object] = {}
-    for draft in itertools.product(range(vocab), repeat=num_draft):
-        target_rows = [_rows(target_fn, "target_fn", draft[:i], vocab) for i in range(num_draft + 1)]
-        draft_rows = [_rows(draft_fn, "draft_fn", draft[:i], vocab) for i in range(num_draft)]
-        mass = 1
-        for i, token in enumerate(draft):
-            mass *= draft_rows[i][token]
-        if mass == 0:
-            continue
-        b, h = block_weights(target_rows, draft_rows, draft)
-        for tau in range(num_draft + 1):
-            p_tau = h[tau]
-            for j in range(tau + 1, num_draft + 1):
-                p_tau *= 1 - h[j]
-            if p_tau == 0:
-                continue
-            if tau == num_draft:
-                weights = target_rows[tau]
-            else:
-                weights = [max(b[tau] * pv - qv, 0) for pv, qv in zip(target_rows[tau], draft_rows[tau])]
+
+    def visit(prefix: tuple, mass, b):
+        """Adds the blocks that stop at ``prefix`` to the law; returns (h_i, R_i) there."""
+        target_row = _rows(target_fn, "target_fn", prefix, vocab)
+        if len(prefix) == num_draft:
+            h, rest, weights = b, 1, target_row
+        else:
+            draft_row = _rows(draft_fn, "draft_fn", prefix, vocab)
+            weights = [max(b * pv - qv, 0) for pv, qv in zip(target_row, draft_row)]  # (F17)
+            z = sum(weights)
+            h = 1 if z + 1 - b == 0 else z / (z + 1 - b)  # (F18), 0/0 := 1
+            rest = 0
+            for x, qx in enumerate(draft_row):
+                if qx:  # a draft of mass 0 is never proposed
+                    b_next = min(1, b * target_row[x] / qx) if target_row[x] else 0  # (F16)
+                    h_next, rest_next = visit(prefix + (x,), mass * qx, b_next)
+                    rest += qx * (1 - h_next) * rest_next
+        stop = mass * h * rest  # P(x_1..x_i = prefix, tau = i)  (F19)
+        if stop:
             total = sum(weights)
+            if not total:
+                weights, total = target_row, sum(target_row)
             for y, w in enumerate(weights):
                 if w:
-                    key = draft[:tau] + (y,)
-                    law[key] = law.get(key, 0) + mass * p_tau * w / total
+                    law[prefix + (y,)] = law.get(prefix + (y,), 0) + stop * w / total
+        return h, rest
+
+    visit((), 1, 1)
     return law
 
 

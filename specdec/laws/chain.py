@@ -22,6 +22,9 @@ from .._checks import as_int, as_law
 
 ProbFn = Callable[[tuple], "torch.Tensor | np.ndarray | Sequence[float]"]
 MAX_ENUMERATED_DRAFT_TOKENS = 32  # enumeration over up to V^K prefixes: K beyond this is out of reach
+# Draft prefixes of positive acceptance mass visited at most (each calls both functions once: about
+# 2 s at the cap on a 2-core CPU); the count is what pruning leaves, so point-mass drafts reach any K.
+MAX_ENUMERATED_PREFIXES = 20_000
 
 
 def _call(fn: ProbFn, name: str, prefix: tuple, vocab: int | None) -> torch.Tensor:
@@ -33,13 +36,21 @@ def _call(fn: ProbFn, name: str, prefix: tuple, vocab: int | None) -> torch.Tens
     return probs
 
 
-def _accepted_prefixes(target_fn: ProbFn, draft_fn: ProbFn, num_draft_tokens: int):
+def _accepted_prefixes(target_fn: ProbFn, draft_fn: ProbFn, num_draft_tokens: int, caller: str):
     """Yield (prefix, prod_j min(p_j, q_j)(x_j), target row, draft row or None) for every
-    draft prefix of length 0..K with positive acceptance mass (F26)."""
+    draft prefix of length 0..K with positive acceptance mass (F26); a ValueError past
+    :data:`MAX_ENUMERATED_PREFIXES` of them."""
     vocab = None
     stack = [((), 1.0)]
+    visited = 0
     while stack:
         prefix, mass = stack.pop()
+        visited += 1
+        if visited > MAX_ENUMERATED_PREFIXES:
+            raise ValueError(
+                f"{caller}: more than {MAX_ENUMERATED_PREFIXES:,} draft prefixes of positive acceptance mass to enumerate "
+                f"(V = {vocab}, num_draft_tokens={num_draft_tokens}: up to V^K); use a smaller num_draft_tokens"
+            )
         target = _call(target_fn, "target_fn", prefix, vocab)
         vocab = target.shape[0]
         if len(prefix) == num_draft_tokens:
@@ -56,11 +67,12 @@ def _accepted_prefixes(target_fn: ProbFn, draft_fn: ProbFn, num_draft_tokens: in
 def acceptance_profile(target_fn: ProbFn, draft_fn: ProbFn, num_draft_tokens: int) -> torch.Tensor:
     """(F26) A_i = sum over x_1..x_i of prod_{j<=i} min(p_j(x_j), q_j(x_j)), i = 0..K; float64 (K+1,).
 
-    Cost: O(V^K) calls of each function.
+    Cost: one call of each function per draft prefix of positive acceptance mass, up to V^K of them;
+    K <= 32 and at most :data:`MAX_ENUMERATED_PREFIXES` (20,000) prefixes, else a ValueError.
     """
     num_draft_tokens = as_int("num_draft_tokens", num_draft_tokens, minimum=0, maximum=MAX_ENUMERATED_DRAFT_TOKENS)
     profile = torch.zeros(num_draft_tokens + 1, dtype=torch.float64)
-    for prefix, mass, _, _ in _accepted_prefixes(target_fn, draft_fn, num_draft_tokens):
+    for prefix, mass, _, _ in _accepted_prefixes(target_fn, draft_fn, num_draft_tokens, "acceptance_profile"):
         profile[len(prefix)] += mass
     return profile
 
@@ -94,10 +106,11 @@ def emitted_block_law(target_fn: ProbFn, draft_fn: ProbFn, num_draft_tokens: int
     P(x_1..x_n, y) = prod_{j<=n} min(p_j, q_j)(x_j) * (p_{n+1} - q_{n+1})+(y)   for n < K,
     P(x_1..x_K, y) = prod_{j<=K} min(p_j, q_j)(x_j) * p_{K+1}(y)               (bonus).
     (The rejection at n+1 has probability 1 - beta, and the residual is (p-q)+/(1-beta).)
+    The same enumeration and limits as :func:`acceptance_profile`.
     """
     num_draft_tokens = as_int("num_draft_tokens", num_draft_tokens, minimum=0, maximum=MAX_ENUMERATED_DRAFT_TOKENS)
     law: dict[tuple[int, ...], float] = {}
-    for prefix, mass, target, draft in _accepted_prefixes(target_fn, draft_fn, num_draft_tokens):
+    for prefix, mass, target, draft in _accepted_prefixes(target_fn, draft_fn, num_draft_tokens, "emitted_block_law"):
         last = target if draft is None else (target - draft).clamp_min(0)
         for token, weight in enumerate(last.tolist()):
             if weight > 0:

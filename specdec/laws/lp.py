@@ -108,7 +108,7 @@ def transport_lp(target_probs, draft_probs) -> LPSolution:
 
 def multidraft_lp(target_probs, draft_probs, num_drafts: int) -> LPSolution:
     """(F7) the membership-cost OT for k i.i.d. drafts; V^(k+1) variables (at most 200,000)."""
-    k = as_int("num_drafts", num_drafts, minimum=1)
+    k = as_int("num_drafts", num_drafts, minimum=1, maximum=1_000_000)  # as multidraft_optimum
     target, draft = normalized_pair(target_probs, draft_probs)
     vocab = target.size
     if vocab ** (k + 1) > MAX_LP_VARIABLES:
@@ -125,7 +125,7 @@ def flow_lp(target_probs, draft_probs, num_drafts: int) -> float:
 
     Q(S) = P(the set of distinct drafts is S) = sum_{T subset S} (-1)^{|S|-|T|} q(T)^k.
     """
-    k = as_int("num_drafts", num_drafts, minimum=1)
+    k = as_int("num_drafts", num_drafts, minimum=1, maximum=1_000_000)  # as multidraft_optimum
     target, draft = normalized_pair(target_probs, draft_probs)
     vocab = target.size
     if vocab > MAX_FLOW_VOCAB:

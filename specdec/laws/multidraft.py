@@ -3,7 +3,7 @@
 * K-SEQ (SpecTr, F11-F13): :func:`kseq_rho` (rho* by vectorised bisection on [1, k]),
   :func:`kseq_acceptance` = 1 - (1 - beta(rho*))^k, :func:`kseq_law` by enumeration.
 * SpecInfer MSS: :func:`mss_residuals` (r_1 = p, r_{s+1} = norm((r_s - q_s)+)),
-  :func:`mss_acceptance` = 1 - prod_s TV(r_s, q) for i.i.d. children (F14),
+  :func:`mss_acceptance` = 1 - prod_s TV(r_s, q) for i.i.d. children (F14), in closed form at any k,
   :func:`mss_law` by enumeration (``update_residual=False``: the lossy variant, L6),
   :func:`distinct_children_law` for distinct deterministic children (F15).
 
@@ -14,10 +14,13 @@ The verifiers are :mod:`specdec.verify.multidraft`.
 from __future__ import annotations
 
 import itertools
+import math
 
+import numpy as np
 import torch
 
 from .._checks import as_int, as_law, as_law_pair
+from .token import residual_is_empty
 
 BISECTION_STEPS = 64  # halves [1, k] 64 times: below float64 resolution for any k
 MAX_TUPLES = 200_000
@@ -50,36 +53,76 @@ def kseq_rho(target_probs: torch.Tensor, draft_probs: torch.Tensor, num_drafts: 
     return torch.where(gap(torch.ones_like(lo)) <= 0, torch.ones_like(lo), (lo + hi) / 2)
 
 
-def _vectors(target_probs, draft_probs, num_drafts) -> tuple[torch.Tensor, torch.Tensor, int]:
-    target, draft = as_law_pair(target_probs, draft_probs, ndim=1)
-    return target, draft, as_int("num_drafts", num_drafts, minimum=1, maximum=MAX_DRAFTS)
+def _vectors(target_probs, draft_probs, num_drafts) -> tuple[torch.Tensor, torch.Tensor, int, torch.dtype]:
+    """(target, draft, k, the dtype the rows came in: their precision for E2)."""
+    target, draft, dtype = as_law_pair(target_probs, draft_probs, ndim=1, with_dtype=True)
+    return target, draft, as_int("num_drafts", num_drafts, minimum=1, maximum=MAX_DRAFTS), dtype
 
 
 def kseq_acceptance(target_probs, draft_probs, num_drafts: int) -> float:
     """Closed form of K-SEQ's acceptance: 1 - (1 - beta(rho*))^k (SPEC §3.3); vectors, float64."""
-    target, draft, k = _vectors(target_probs, draft_probs, num_drafts)
+    target, draft, k, _ = _vectors(target_probs, draft_probs, num_drafts)
     rho = kseq_rho(target, draft, k)
     return float(1 - (1 - _beta(target, draft, rho)) ** k)
 
 
-def mss_residuals(target: torch.Tensor, draft_rows: list[torch.Tensor]) -> list[torch.Tensor]:
-    """r_1 = p; r_{s+1} = norm((r_s - q_s)+), kept as r_s when empty (E2).  k+1 rows (..., V)."""
+def mss_residuals(target: torch.Tensor, draft_rows: list[torch.Tensor], dtype: torch.dtype) -> list[torch.Tensor]:
+    """r_1 = p; r_{s+1} = norm((r_s - q_s)+), kept as r_s when empty (E2, for rows given in ``dtype``:
+    :func:`specdec.laws.token.residual_is_empty`).  k+1 rows (..., V)."""
     rows = [target]
     for draft in draft_rows:
         r = rows[-1]
         nxt = (r - draft).clamp_min(0)
         total = nxt.sum(-1, keepdim=True)
-        rows.append(torch.where(total > 0, nxt / torch.where(total > 0, total, 1), r))
+        empty = residual_is_empty(total, dtype)
+        rows.append(torch.where(empty, r, nxt / torch.where(empty, 1, total)))
     return rows
 
 
 def mss_acceptance(target_probs, draft_probs, num_drafts: int) -> float:
-    """(F14) 1 - prod_{s=1..k} TV(r_s, q) for i.i.d. children, r_1 = p; vectors, float64."""
-    target, draft, k = _vectors(target_probs, draft_probs, num_drafts)
-    rejected = 1.0
-    for r in mss_residuals(target, [draft] * k)[:-1]:
-        rejected *= 0.5 * float((r - draft).abs().sum())
-    return 1 - rejected
+    """(F14) 1 - prod_{s=1..k} TV(r_s, q) for i.i.d. children, r_1 = p; vectors, float64, any k.
+
+    By induction r_s = (p - l_s q)+ / Z(l_s), with Z(l) = sum_x (p(x) - l q(x))+, l_1 = 0 and
+    l_{s+1} = l_s + Z(l_s); then TV(r_s, q) = Z(l_{s+1}) / Z(l_s) and the product telescopes to
+    Z(l_{k+1}).  Z is linear in l between the ratios p/q, and on each piece the recursion is affine
+    with a closed form, so the k steps cost O(V log V) however large k is.
+    """
+    target, draft, k, _ = _vectors(target_probs, draft_probs, num_drafts)
+    return 1.0 - _mss_rejection(target.numpy(), draft.numpy(), k)
+
+
+def _mss_rejection(target, draft, steps: int) -> float:
+    """Z(l_{k+1}) of :func:`mss_acceptance`, piece by piece (numpy float64 vectors, k = ``steps``).
+
+    On a piece with support S, l -> l + q(S) (f - l) with f = p(S) / q(S): after m steps l has moved
+    by (f - l)(1 - (1 - q(S))^m), computed with expm1/log1p so that a tiny q(S) (f huge) loses nothing.
+    """
+    keep = target > 0  # tokens with p = 0 never carry residual mass
+    p, q = target[keep], draft[keep]
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        ratio = np.where(q > 0, p / np.where(q > 0, q, 1.0), np.inf)
+    order = np.argsort(-ratio, kind="stable")
+    ratio, cum_p, cum_q = ratio[order], np.cumsum(p[order]), np.cumsum(q[order])
+    lam = 0.0  # l_s; the residual's support is S = {ratio > l_s}, the first j tokens in this order
+    while True:
+        j = int(np.searchsorted(-ratio, -lam, side="left"))  # #{ratio > lam}
+        if j == 0:
+            return 0.0  # nothing left: the last residual was empty (E2) and every later TV is 0
+        mass_p, mass_q = float(cum_p[j - 1]), float(cum_q[j - 1])
+        if mass_q == 0.0:
+            return mass_p  # only tokens the draft never proposes: Z stays p(S)
+        gap = mass_p / mass_q - lam  # Z(l) = q(S) gap > 0 on this piece
+        if steps == 0:
+            return mass_q * gap
+        if mass_q >= 1.0:  # the whole draft mass in S: one step reaches the fixed point
+            inside = 1
+        else:  # the first m with l_m >= the smallest ratio in S, where S shrinks (never if all are equal)
+            fraction = (float(ratio[j - 1]) - lam) / gap
+            inside = math.inf if fraction >= 1 else max(1, math.ceil(math.log1p(-fraction) / math.log1p(-mass_q)))
+        if inside > steps:  # l_{k+1} is still on this piece
+            return mass_q * gap * math.exp(steps * math.log1p(-mass_q))
+        lam += gap if mass_q >= 1.0 else -gap * math.expm1(inside * math.log1p(-mass_q))
+        steps -= inside
 
 
 def _enumerate(target, draft, num_drafts, per_tuple):
@@ -101,10 +144,10 @@ def _enumerate(target, draft, num_drafts, per_tuple):
 
 def kseq_law(target_probs, draft_probs, num_drafts: int) -> tuple[torch.Tensor, float]:
     """Exact (output law, acceptance probability) of K-SEQ by enumeration of the draft tuples."""
-    target, draft, k = _vectors(target_probs, draft_probs, num_drafts)
+    target, draft, k, dtype = _vectors(target_probs, draft_probs, num_drafts)
     rho = float(kseq_rho(target, draft, k))
     residual = (target - rho * draft).clamp_min(0)
-    residual = residual / residual.sum() if residual.sum() > 0 else target
+    residual = target if residual_is_empty(float(residual.sum()), dtype) else residual / residual.sum()  # E2
     accept = torch.where(draft > 0, torch.clamp(target / (rho * draft), max=1.0), torch.zeros_like(draft))
 
     def per_tuple(drafts):
@@ -124,13 +167,13 @@ def mss_law(target_probs, draft_probs, num_drafts: int, *, update_residual: bool
     ``update_residual=False`` keeps r = p after a rejection and draws the final token from
     norm((p - q)+): the lossy variant (L6), whose output law is *not* the target's.
     """
-    target, draft, k = _vectors(target_probs, draft_probs, num_drafts)
+    target, draft, k, dtype = _vectors(target_probs, draft_probs, num_drafts)
     if not isinstance(update_residual, bool):
         raise TypeError(f"update_residual must be a bool, got {type(update_residual).__name__}")
-    rows = mss_residuals(target, [draft] * k) if update_residual else [target] * (k + 1)
+    rows = mss_residuals(target, [draft] * k, dtype) if update_residual else [target] * (k + 1)
     if not update_residual:
         last = (target - draft).clamp_min(0)
-        rows[-1] = last / last.sum() if last.sum() > 0 else target
+        rows[-1] = target if residual_is_empty(float(last.sum()), dtype) else last / last.sum()  # E2
 
     def per_tuple(drafts):
         out = torch.zeros_like(target)
@@ -156,13 +199,20 @@ def distinct_children_law(target_probs, children) -> tuple[torch.Tensor, float]:
     ids = [as_int(f"children[{i}]", x, minimum=0, maximum=vocab - 1) for i, x in enumerate(children)]
     if not ids or len(set(ids)) != len(ids):
         raise ValueError(f"children must be a non-empty list of distinct token ids, got {ids}")
-    out = torch.zeros_like(target)
-    r, still = target.clone(), 1.0
-    for x in ids:
-        out[x] += still * float(r[x])
-        still *= 1 - float(r[x])
-        r[x] = 0
-        r = r / r.sum() if r.sum() > 0 else r
-    if still > 0:
-        out += still * r
+    # r_s is p without the children before s, renormalised: r_s(x) = p(x) / m_s with m_s the mass not yet
+    # zeroed, summed (never subtracted) from the non-children and the children from s on.  O(V + k).
+    others = torch.ones(vocab, dtype=torch.bool)
+    others[ids] = False
+    rest = float(target[others].sum())
+    child = target[ids].tolist()
+    remaining = [rest + float(t) for t in torch.tensor(child, dtype=torch.float64).flip(0).cumsum(0).flip(0)]
+    out, still = torch.zeros_like(target), 1.0
+    for s, x in enumerate(ids):
+        if remaining[s] <= 0:
+            break  # r is empty: every later child has r(x) = 0
+        accept = min(1.0, child[s] / remaining[s])
+        out[x] += still * accept
+        still *= 1 - accept
+    if still > 0 and rest > 0:
+        out += still * torch.where(others, target, 0.0) / rest
     return out, 1 - still

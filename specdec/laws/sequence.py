@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._checks import as_int
-from .target import as_target_law, check_contexts
+from .target import as_target_law, as_token_ids
 
 MAX_SEQUENCES = 1_000_000
 
@@ -58,7 +58,7 @@ def sequence_law(target, prompt, length: int, *, sampling=None, eos_token_id=Non
     """
     law = as_target_law(target, sampling)
     length = as_int("length", length, minimum=1)
-    (prompt,) = check_contexts([prompt], law.vocab_size)
+    prompt = as_token_ids("prompt", prompt, law.vocab_size)  # the rule generate applies to each prompt
     eos = eos_ids(eos_token_id, law.vocab_size)
     live = [((), 1.0)]  # prefixes still running, with their probabilities
     done: dict[tuple[int, ...], float] = {}

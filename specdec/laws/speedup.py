@@ -9,41 +9,69 @@ counterparts (the pooled acceptance rate, mean tokens per step) are in
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
-from .._checks import as_float, as_int, as_probability
+from .._checks import INT64_MAX, as_float, as_int, as_probability
+
+MAX_SCANNED_DRAFT_TOKENS = 100_000  # F24's scan over K = 0..max_draft_tokens: about 0.2 s at the cap
+
+
+def _num_draft_tokens(value, name: str = "num_draft_tokens") -> int:
+    return as_int(name, value, minimum=0, maximum=INT64_MAX)
+
+
+def _expected_tokens(alpha: float, k: int) -> float:
+    """(F22) for a checked alpha in [0, 1] and K >= 0, accurate to a few ulps at any alpha.
+
+    1 - alpha^(K+1) = -expm1((K+1) ln alpha), with ln alpha = log1p(alpha - 1) (alpha - 1 is exact for
+    alpha >= 1/2): no cancellation near alpha = 1, where the plain quotient loses every digit.
+    """
+    if alpha == 1.0:
+        return float(k + 1)
+    if k == 0 or alpha == 0.0:
+        return 1.0
+    log_alpha = math.log1p(alpha - 1.0) if alpha >= 0.5 else math.log(alpha)
+    return -math.expm1((k + 1) * log_alpha) / (1.0 - alpha)
 
 
 def expected_tokens_iid(alpha, num_draft_tokens) -> float:
-    """(F22) E[T] = (1 - alpha^(K+1)) / (1 - alpha); K + 1 when alpha = 1."""
-    alpha = as_probability("alpha", alpha)
-    k = as_int("num_draft_tokens", num_draft_tokens, minimum=0)
-    if alpha == 1.0:
-        return float(k + 1)
-    return (1 - alpha ** (k + 1)) / (1 - alpha)
+    """(F22) E[T] = (1 - alpha^(K+1)) / (1 - alpha); K + 1 when alpha = 1 (exact near 1: expm1/log1p)."""
+    return _expected_tokens(as_probability("alpha", alpha), _num_draft_tokens(num_draft_tokens))
 
 
 def expected_tokens_positional(alphas) -> float:
-    """(F25) E[T] = 1 + sum_i prod_{j<=i} alpha_j for independent position-dependent alpha_j."""
-    arr = np.asarray(alphas)
+    """(F25) E[T] = 1 + sum_i prod_{j<=i} alpha_j for independent position-dependent alpha_j (a 1-D sequence)."""
+    arr = _array("alphas", alphas)
     if arr.dtype == object or arr.dtype.kind not in "iuf":
         raise TypeError(f"alphas must be real numbers in [0, 1], got dtype {arr.dtype}")
-    a = arr.astype(np.float64).ravel()
+    if arr.ndim != 1:
+        raise ValueError(f"alphas must be a 1-D sequence, got shape {arr.shape}")
+    a = arr.astype(np.float64)
     if a.size and (not np.all(np.isfinite(a)) or a.min() < 0 or a.max() > 1):
         raise ValueError(f"alphas must lie in [0, 1], got {a.tolist()}")
     return float(1.0 + np.cumprod(a).sum())
 
 
+def _array(name: str, values) -> np.ndarray:
+    try:
+        return np.asarray(values)
+    except (TypeError, ValueError, OverflowError) as error:  # ragged nesting, say
+        raise TypeError(f"{name} must be a 1-D sequence of numbers, got {type(values).__name__}: {error}") from None
+
+
 def speedup(alpha, num_draft_tokens, cost_ratio) -> float:
     """(F23) S = E[T] / (1 + K c), c = T_draft / T_target (Leviathan et al., Thm 3.8)."""
+    alpha, k = as_probability("alpha", alpha), _num_draft_tokens(num_draft_tokens)
     c = as_float("cost_ratio", cost_ratio, minimum=0.0)
-    return expected_tokens_iid(alpha, num_draft_tokens) / (1 + as_int("num_draft_tokens", num_draft_tokens, minimum=0) * c)
+    return _expected_tokens(alpha, k) / (1 + k * c)
 
 
-def _verify_costs(verify_cost_ratios, top: int) -> list[float]:
+def _verify_costs(verify_cost_ratios, top: int) -> list[float] | None:
     """v(K) for K = 0..top: T_verify(K + 1) / T_target(1); None means 1 for every K (F23's simple form)."""
     if verify_cost_ratios is None:
-        return [1.0] * (top + 1)
+        return None
     if isinstance(verify_cost_ratios, dict):
         missing = [k for k in range(top + 1) if k not in verify_cost_ratios]
         if missing:
@@ -59,33 +87,39 @@ def _verify_costs(verify_cost_ratios, top: int) -> list[float]:
 def speedup_with_costs(alpha, num_draft_tokens, draft_step_ratio, verify_cost_ratio) -> float:
     """(F23, general form) S = E[T] / (K·rho + v), with rho = T_draft / T_target per drafted token and
     v = T_verify(K + 1) / T_target(1), the measured cost of one target pass over K + 1 tokens."""
-    k = as_int("num_draft_tokens", num_draft_tokens, minimum=0)
+    alpha, k = as_probability("alpha", alpha), _num_draft_tokens(num_draft_tokens)
     rho = as_float("draft_step_ratio", draft_step_ratio, minimum=0.0)
     v = as_float("verify_cost_ratio", verify_cost_ratio, minimum=0.0, low_open=True)
-    return expected_tokens_iid(alpha, k) / (k * rho + v)
+    return _expected_tokens(alpha, k) / (k * rho + v)
 
 
 def predicted_speedup(alpha, steps_draft_tokens, draft_step_ratio, verify_cost_ratios=None) -> float:
     """(F23 over a run) sum_s E[T](alpha, K_s) / sum_s (K_s·rho + v(K_s)) for steps that drafted K_s tokens.
 
     Time is counted in target steps; with one K for every step it is :func:`speedup_with_costs`.
+    ``steps_draft_tokens``: a non-empty 1-D sequence of K_s >= 0.
     ``verify_cost_ratios``: v(K) for K = 0..max K_s (a sequence or a dict), None for F23's 1 + K·c.
     """
+    alpha = as_probability("alpha", alpha)
     ks = _draft_lengths("steps_draft_tokens", steps_draft_tokens)
     rho = as_float("draft_step_ratio", draft_step_ratio, minimum=0.0)
     costs = _verify_costs(verify_cost_ratios, max(ks))
-    tokens = sum(expected_tokens_iid(alpha, k) for k in ks)
-    return tokens / sum(k * rho + costs[k] for k in ks)
+    tokens = sum(_expected_tokens(alpha, k) for k in ks)
+    return tokens / sum(k * rho + (1.0 if costs is None else costs[k]) for k in ks)
 
 
 def _draft_lengths(name: str, values) -> list[int]:
-    """A non-empty list of draft lengths K >= 0."""
-    arr = np.asarray(values)
+    """A non-empty 1-D list of draft lengths 0 <= K <= 2**63 - 1."""
+    arr = _array(name, values)
     if arr.size == 0 or arr.dtype == object or arr.dtype.kind not in "iu":
         raise ValueError(f"{name} must be a non-empty sequence of integers >= 0, got {values!r:.80}")
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be a 1-D sequence, got shape {arr.shape}")
     if arr.min() < 0:
         raise ValueError(f"{name} must be >= 0, got {int(arr.min())}")
-    return [int(k) for k in arr.ravel()]
+    if int(arr.max()) > INT64_MAX:
+        raise ValueError(f"{name} must be <= {INT64_MAX}, got {int(arr.max())}")
+    return [int(k) for k in arr]
 
 
 def optimal_draft_length(alpha, cost_ratio, *, max_draft_tokens: int = 64, verify_cost_ratios=None) -> tuple[int, float]:
@@ -93,10 +127,13 @@ def optimal_draft_length(alpha, cost_ratio, *, max_draft_tokens: int = 64, verif
 
     S(K) is F23 with c = ``cost_ratio`` (T_draft / T_target); ``verify_cost_ratios`` (v(K) for
     K = 0..max_draft_tokens, measured) replaces F23's 1 by the cost of verifying K + 1 tokens.
+    ``max_draft_tokens`` is at most :data:`MAX_SCANNED_DRAFT_TOKENS` (100,000: the scan stays well
+    under a second); beyond it a ValueError names it.
     """
-    top = as_int("max_draft_tokens", max_draft_tokens, minimum=0)
+    top = as_int("max_draft_tokens", max_draft_tokens, minimum=0, maximum=MAX_SCANNED_DRAFT_TOKENS)
+    alpha = as_probability("alpha", alpha)
     cost_ratio = as_float("cost_ratio", cost_ratio, minimum=0.0)
     costs = _verify_costs(verify_cost_ratios, top)
-    speeds = [speedup_with_costs(alpha, k, cost_ratio, costs[k]) for k in range(top + 1)]
+    speeds = [_expected_tokens(alpha, k) / (k * cost_ratio + (1.0 if costs is None else costs[k])) for k in range(top + 1)]
     best = int(np.argmax(speeds))  # the first maximum: the shortest draft among ties
     return best, speeds[best]

@@ -22,20 +22,29 @@ from ..protocols import TargetLaw
 from ..warpers import SamplingConfig, warped_probs
 
 
+def as_token_ids(name: str, value, vocab_size: int) -> tuple[int, ...]:
+    """One prompt or context: a non-empty 1-D sequence of ids in [0, V) as a tuple of ints.
+
+    Lists and tuples of integers, 1-D numpy arrays and 1-D torch tensors of an integer dtype;
+    strings, bools, floats (even integral ones) and anything not 1-D are refused.  The one rule
+    for prompts: :func:`specdec.generate`, :func:`specdec.sequence_law` and every TargetLaw use it.
+    """
+    if isinstance(value, (torch.Tensor, np.ndarray)):
+        if value.ndim != 1:
+            raise TypeError(f"{name} must be a 1-D sequence of token ids, got an array of shape {tuple(value.shape)}")
+        value = value.tolist()  # Python ints (floats stay floats and are refused below)
+    if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
+        raise TypeError(f"{name} must be a sequence of token ids, got {type(value).__name__}")
+    if len(value) == 0:
+        raise ValueError(f"{name} is empty: the target needs at least one token to condition on")
+    return tuple(as_int(f"{name} token", t, minimum=0, maximum=vocab_size - 1) for t in value)
+
+
 def check_contexts(contexts, vocab_size: int) -> list[tuple[int, ...]]:
-    """Contexts as tuples of ints in [0, V); each non-empty."""
+    """Contexts as tuples of ints in [0, V), each by :func:`as_token_ids` (the prompt rule)."""
     if isinstance(contexts, (str, bytes)) or not isinstance(contexts, Sequence):
         raise TypeError(f"contexts must be a sequence of token-id sequences, got {type(contexts).__name__}")
-    out = []
-    for i, context in enumerate(contexts):
-        if isinstance(context, torch.Tensor):
-            context = context.tolist()
-        if isinstance(context, (str, bytes)) or not isinstance(context, Sequence):
-            raise TypeError(f"contexts[{i}] must be a sequence of token ids, got {type(context).__name__}")
-        if len(context) == 0:
-            raise ValueError(f"contexts[{i}] is empty: a model needs at least one token to condition on")
-        out.append(tuple(as_int(f"contexts[{i}] token", t, minimum=0, maximum=vocab_size - 1) for t in context))
-    return out
+    return [as_token_ids(f"contexts[{i}]", context, vocab_size) for i, context in enumerate(contexts)]  # the prompt rule
 
 
 class ModelLaw:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-from .._checks import as_choice, as_counts, as_int, as_law
+from .._checks import INT64_MAX, as_choice, as_counts, as_int, as_law, count_total
 
 MIN_EXPECTED = 5.0
 METHODS = ("pearson", "g")
@@ -73,17 +73,17 @@ def _inputs(observed_counts, expected_probs, method) -> tuple[np.ndarray, np.nda
 def goodness_of_fit(observed_counts, expected_probs, *, method: str = "pearson") -> GofResult:
     """Test counts per cell against an exact law (one sample); support check first."""
     observed, probs, method = _inputs(observed_counts, expected_probs, method)
-    n = int(observed.sum())
-    outside = int(observed[probs <= 0].sum())
+    n = count_total(observed)  # exact: a total past 2**63 does not wrap
+    outside = count_total(observed[probs <= 0])
     if outside:
         return GofResult(math.inf, 0.0, 0, n, method, outside)
-    groups = pool_bins(n * probs)
+    groups = pool_bins(float(n) * probs)  # float(n): exact totals beyond int64 stay finite floats
     num_groups = int(groups.max(initial=-1)) + 1
     if num_groups < 2:
         return GofResult(0.0, 1.0, 0, n, method, 0)
     kept = groups >= 0
-    obs = np.bincount(groups[kept], weights=observed[kept], minlength=num_groups)
-    exp = np.bincount(groups[kept], weights=n * probs[kept], minlength=num_groups)
+    obs = np.bincount(groups[kept], weights=observed[kept].astype(np.float64), minlength=num_groups)
+    exp = np.bincount(groups[kept], weights=float(n) * probs[kept], minlength=num_groups)
     exp *= obs.sum() / exp.sum()  # remove float drift of the total; scipy requires equal sums
     lambda_ = "pearson" if method == "pearson" else "log-likelihood"
     stat, pvalue = stats.power_divergence(obs, exp, lambda_=lambda_)
@@ -98,10 +98,12 @@ def monte_carlo_gof(observed_counts, expected_probs, *, num_resamples: int, seed
     smallest attainable p-value is 1 / (B + 1): choose B >= 20 / alpha.
     """
     observed, probs, method = _inputs(observed_counts, expected_probs, method)
-    num_resamples = as_int("num_resamples", num_resamples, minimum=1)
+    num_resamples = as_int("num_resamples", num_resamples, minimum=1, maximum=INT64_MAX)
     seed = as_int("seed", seed, minimum=0)
-    n = int(observed.sum())
-    outside = int(observed[probs <= 0].sum())
+    n = count_total(observed)
+    if n > INT64_MAX:
+        raise ValueError(f"observed_counts total {n} is more than monte_carlo_gof can draw (numpy's multinomial takes an int64 n)")
+    outside = count_total(observed[probs <= 0])
     if outside:
         return GofResult(math.inf, 0.0, 0, n, f"monte-carlo {method}", outside)
     keep = probs > 0

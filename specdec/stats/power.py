@@ -21,7 +21,7 @@ import math
 import numpy as np
 from scipy import optimize, stats
 
-from .._checks import as_float, as_int, as_law
+from .._checks import INT64_MAX, as_float, as_int, as_law
 
 POWER = 0.99
 
@@ -34,7 +34,7 @@ def _check_levels(alpha, power) -> tuple[float, float]:
 
 def required_noncentrality(num_bins: int, *, alpha: float, power: float = POWER) -> float:
     """lambda such that ncx2.sf(chi2.isf(alpha, df), df, lambda) = power, df = num_bins - 1 (F34)."""
-    num_bins = as_int("num_bins", num_bins, minimum=2)
+    num_bins = as_int("num_bins", num_bins, minimum=2, maximum=INT64_MAX)
     alpha, power = _check_levels(alpha, power)
     return _noncentrality(num_bins - 1, alpha, power)
 
@@ -53,12 +53,16 @@ def required_sample_size(num_bins: int, tv: float, *, alpha: float, power: float
     """(F34) The smallest n with power >= ``power`` against every law at TV distance ``tv``."""
     tv = as_float("tv", tv, minimum=0.0, maximum=1.0, low_open=True)
     lam = required_noncentrality(num_bins, alpha=alpha, power=power)
-    return max(1, math.ceil(lam / (4 * tv * tv)))
+    denominator = 4 * tv * tv  # underflows to 0 (or a subnormal) for tv below about 1e-154
+    n = lam / denominator if denominator > 0 else math.inf
+    if not n <= INT64_MAX:
+        raise ValueError(f"tv={tv!r} needs more than 2**63 - 1 samples (num_bins={num_bins}, alpha={alpha!r}); ask for a larger tv")
+    return max(1, math.ceil(n))
 
 
 def detectable_tv(num_bins: int, n: int, *, alpha: float, power: float = POWER) -> float:
     """The smallest TV distance detected with ``power`` by a level-``alpha`` test of ``n`` samples."""
-    n = as_int("n", n, minimum=1)
+    n = as_int("n", n, minimum=1, maximum=INT64_MAX)
     return math.sqrt(required_noncentrality(num_bins, alpha=alpha, power=power) / (4 * n))
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import torch
 
 from .. import _checks as c
+from ..laws.token import residual_is_empty
 from ..sampling import inverse_cdf, inverse_cdf_rows
 from .result import VerifyResult
 
@@ -36,13 +37,14 @@ def check_inputs(draft_tokens, draft_probs, target_probs, sum_tol, *, values: bo
     if values or sum_tol is not None:  # an unused default costs nothing; a given value is still checked
         sum_tol = c.as_sum_tol(sum_tol, target_probs.dtype)
     if values:
+        tokens = draft_tokens.long()  # every integer dtype, compared in int64
         checks = c.DeferredChecks()
-        c.add_token_range_check(checks, "draft_tokens", draft_tokens, vocab)
+        c.add_token_range_check(checks, "draft_tokens", tokens, vocab)
         c.add_probability_checks(checks, "target_probs", target_probs, sum_tol)
         if draft_probs is not None:
             c.add_probability_checks(checks, "draft_probs", draft_probs, sum_tol)
-            safe = draft_tokens.long().clamp(0, vocab - 1).unsqueeze(-1)  # the range error is reported first
-            c.add_proposal_check(checks, draft_tokens, draft_probs.gather(-1, safe).squeeze(-1))
+            safe = tokens.clamp(0, vocab - 1).unsqueeze(-1)  # the range error is reported first
+            c.add_proposal_check(checks, tokens, draft_probs.gather(-1, safe).squeeze(-1))
         checks.raise_if_failed()
 
 
@@ -92,18 +94,19 @@ def broadcast_block(target_probs, draft_probs) -> bool:
 
 def emit_block(draft_tokens, num_accepted, target_row, residual, uniform, pad_id, *, shared: bool = False) -> VerifyResult:
     """x_1..x_n, then one token drawn with ``uniform`` (B,) from ``residual`` - or from
-    ``target_row`` when the residual is empty (E2, flagged; never a uniform clamp, B14) -
-    at position n, then ``pad_id``.
+    ``target_row`` when the residual is empty (E2: its mass is rounding noise of the rows' dtype,
+    :func:`specdec.laws.token.residual_is_empty`; flagged; never a uniform clamp, B14) - at position n,
+    then ``pad_id``.
 
     ``shared``: ``target_row`` and ``residual`` are (K+1, V) tables shared by every row,
     indexed by n (a batch-broadcast block: each residual is computed once)."""
-    residual_empty = residual.sum(-1) <= torch.finfo(residual.dtype).tiny  # (B,), or (K+1,) when shared
+    residual_empty = residual_is_empty(residual.sum(-1), residual.dtype)  # (B,), or (K+1,) when shared (E2)
     rows = torch.where(residual_empty.unsqueeze(-1), target_row, residual)
     if shared:
         last = inverse_cdf_rows(rows, num_accepted, uniform)  # (B,)
         residual_empty = residual_empty[num_accepted]
     else:
-        last = inverse_cdf(rows, uniform)  # (B,)
+        last = inverse_cdf(rows, uniform, validate=False)  # (B,) rows built above, each of positive mass
     batch, num_draft = draft_tokens.shape
     positions = torch.arange(num_draft, device=draft_tokens.device)  # (K,)
     tokens = torch.full((batch, num_draft + 1), pad_id, dtype=torch.int64, device=draft_tokens.device)

@@ -30,6 +30,7 @@ except ImportError:  # pragma: no cover - exercised where triton is absent
     triton = tl = None
 
 from .. import _checks as c
+from ..laws.token import empty_residual_mass
 from ._chain import check_inputs
 from .result import VerifyResult
 
@@ -50,7 +51,7 @@ if tl is not None:  # the kernel exists only where Triton does
         tokens_ptr, draft_ptr, target_ptr, u_ptr, out_ptr, accepted_ptr, empty_ptr,
         K, V, pad_id,
         s_xb, s_xk, s_db, s_dk, s_dv, s_tb, s_tk, s_tv, s_ub, s_uk,
-        HAS_DRAFT: tl.constexpr, TINY: tl.constexpr, BLOCK: tl.constexpr,
+        HAS_DRAFT: tl.constexpr, EMPTY_MASS: tl.constexpr, BLOCK: tl.constexpr,
     ):
         b = tl.program_id(0).to(tl.int64)
         # (F2) leading accepts, in float64.
@@ -85,7 +86,7 @@ if tl is not None:  # the kernel exists only where Triton does
                 q = tl.where((offs == x_n) & has_q, 1.0, 0.0).to(p.dtype)
             total += tl.sum(tl.maximum(p - q, 0.0).to(tl.float64), axis=0)
             start += BLOCK
-        empty = total <= TINY  # E2: sample from p_n instead (rare), and flag the row
+        empty = total <= EMPTY_MASS  # E2 (the reference's rule): sample from p_n instead (rare), and flag the row
         if empty:
             total = tl.zeros((), dtype=tl.float64)
             start = 0
@@ -163,7 +164,7 @@ def fused_step(draft_tokens, draft_probs, target_probs, uniforms, pad_id) -> Ver
         draft.stride(0), draft.stride(1), draft.stride(2),
         target_probs.stride(0), target_probs.stride(1), target_probs.stride(2),
         uniforms.stride(0), uniforms.stride(1),
-        HAS_DRAFT=draft_probs is not None, TINY=torch.finfo(target_probs.dtype).tiny, BLOCK=block,
+        HAS_DRAFT=draft_probs is not None, EMPTY_MASS=empty_residual_mass(target_probs.dtype), BLOCK=block,
         num_warps=max(1, min(NUM_WARPS, block // 256)),
     )
     return VerifyResult(accepted, tokens, empty)

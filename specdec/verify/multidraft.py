@@ -20,6 +20,7 @@ import torch
 
 from .. import _checks as c
 from ..laws.multidraft import kseq_rho, mss_residuals
+from ..laws.token import residual_is_empty
 from ..sampling import inverse_cdf
 from .result import MultiDraftResult
 
@@ -39,31 +40,32 @@ def _check(draft_tokens, draft_probs, target_probs, generator, *, need_draft_pro
         c.check_shape("draft_probs", draft_probs, (batch, vocab), "B, V")
     c.check_same_device(draft_tokens=draft_tokens, draft_probs=draft_probs, target_probs=target_probs)
     c.check_generator(generator, target_probs.device)
+    tokens = draft_tokens.long()  # every integer dtype, compared in int64
     if validate:
         checks = c.DeferredChecks()
         tol = c.sum_tolerance(target_probs.dtype)
-        c.add_token_range_check(checks, "draft_tokens", draft_tokens, vocab)
+        c.add_token_range_check(checks, "draft_tokens", tokens, vocab)
         c.add_probability_checks(checks, "target_probs", target_probs, tol)
         if draft_probs is not None:
             c.add_probability_checks(checks, "draft_probs", draft_probs, tol)
-            safe = draft_tokens.long().clamp(0, vocab - 1)
-            c.add_proposal_check(checks, draft_tokens, draft_probs.gather(-1, safe))
-        elif draft_tokens.shape[1] > 1:
-            ordered = draft_tokens.sort(-1).values
+            c.add_proposal_check(checks, tokens, draft_probs.gather(-1, tokens.clamp(0, vocab - 1)))
+        elif tokens.shape[1] > 1:
+            ordered = tokens.sort(-1).values
             checks.add(
                 (ordered[:, 1:] != ordered[:, :-1]).all(),
                 lambda: "draft_tokens must be distinct within a row for deterministic children (F15)",
             )
         checks.raise_if_failed()
-    return draft_tokens.long()
+    return tokens
 
 
-def _finish(draft_tokens, accepted, residual, fallback, last_uniform) -> MultiDraftResult:
-    """The first accepted draft wins; otherwise one draw from the residual (E2: the fallback row when empty)."""
+def _finish(draft_tokens, accepted, residual, fallback, last_uniform, dtype) -> MultiDraftResult:
+    """The first accepted draft wins; otherwise one draw from the residual (E2: the fallback row when
+    empty, by the rule for rows given in ``dtype``)."""
     any_accepted = accepted.any(-1)
     first = accepted.long().argmax(-1)  # index of the first True
-    empty = residual.sum(-1) <= 0
-    drawn = inverse_cdf(torch.where(empty.unsqueeze(-1), fallback, residual), last_uniform)
+    empty = residual_is_empty(residual.sum(-1), dtype)
+    drawn = inverse_cdf(torch.where(empty.unsqueeze(-1), fallback, residual), last_uniform, validate=False)
     token = torch.where(any_accepted, draft_tokens.gather(1, first.unsqueeze(-1)).squeeze(-1), drawn)
     return MultiDraftResult(token=token, accepted_index=torch.where(any_accepted, first, -1), residual_empty=~any_accepted & empty)
 
@@ -78,7 +80,7 @@ def verify_kseq(draft_tokens, draft_probs, target_probs, generator, *, validate:
     p_x, q_x = target.gather(1, tokens), draft.gather(1, tokens)
     accepted = uniforms[:, :k] * rho.unsqueeze(-1) * q_x < p_x  # (F12), strict (E3)
     residual = (target - rho.unsqueeze(-1) * draft).clamp_min(0)  # (F13)
-    return _finish(tokens, accepted, residual, target, uniforms[:, k])
+    return _finish(tokens, accepted, residual, target, uniforms[:, k], target_probs.dtype)
 
 
 def verify_mss(draft_tokens, draft_probs, target_probs, generator, *, validate: bool = True) -> MultiDraftResult:
@@ -96,7 +98,7 @@ def verify_mss(draft_tokens, draft_probs, target_probs, generator, *, validate: 
         draft_rows = [torch.nn.functional.one_hot(tokens[:, s], vocab).double() for s in range(k)]
     else:
         draft_rows = [draft_probs.double()] * k
-    rows = mss_residuals(target, draft_rows)  # r_1 = p, r_2, ..., r_{k+1}
+    rows = mss_residuals(target, draft_rows, target_probs.dtype)  # r_1 = p, r_2, ..., r_{k+1}
     accepted = torch.stack(
         [
             uniforms[:, s] * draft_rows[s].gather(1, tokens[:, s : s + 1]).squeeze(1)
@@ -105,4 +107,4 @@ def verify_mss(draft_tokens, draft_probs, target_probs, generator, *, validate: 
         ],
         dim=1,
     )  # (B, k)
-    return _finish(tokens, accepted, rows[k], rows[k], uniforms[:, k])
+    return _finish(tokens, accepted, rows[k], rows[k], uniforms[:, k], target_probs.dtype)
