@@ -139,7 +139,7 @@ def pytest_terminal_summary(terminalreporter, config):
     terminalreporter.write_line(
         "speedup: autoregressive / speculative seconds per round, median [min-max]; predicted: F23 with the measured "
         "draft cost and verify term; efficiency = measured / predicted; peer: transformers' speculative generate over its "
-        "own generate; acceptance: pooled (SPEC §6); k-bar: tokens per step; K*: F24 from the measured alpha and costs; "
+        "own generate; acceptance: pooled (docs/reference.md §6); k-bar: tokens per step; K*: F24 from the measured alpha and costs; "
         "TTFT, ITL p90: speculative side; dM: speculative minus autoregressive peak memory."
     )
     entries = choosing_k(rows)

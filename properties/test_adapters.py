@@ -1,8 +1,6 @@
 """Adapters for peers' verifiers: their plumbing against fakes with the exact signatures (CI), and
 the real packages when they are importable (their tests are marked gpu where they need CUDA)."""
 
-import types
-
 import pytest
 import torch
 
@@ -125,9 +123,28 @@ def test_sglang_adapters_refuse_a_draft_distribution_and_map_children():
     tokens, draft, target = inputs()
     with pytest.raises(ValueError, match="draft_probs must be None"):
         sglang.sglang_chain_target_only(tokens, draft, target, torch.Generator(), kernel=fake_sglang_tree_kernel)
-    row = torch.tensor([[0.0, 0.5, 0.5, 0.0]], dtype=torch.float64).expand(50, 4)
-    children = torch.tensor([[1, 2]]).expand(50, 2)  # all the mass is on the children: one is always accepted
-    out = sglang.sglang_tree_target_only(children, None, row, torch.Generator().manual_seed(0), kernel=fake_sglang_tree_kernel)
-    assert bool((out.accepted_index >= 0).all()) and torch.equal(out.token, children.gather(1, out.accepted_index.unsqueeze(1)).squeeze(1))
-    none = sglang.sglang_tree_target_only(torch.tensor([[0, 3]]).expand(50, 2), None, row, torch.Generator().manual_seed(0), kernel=fake_sglang_tree_kernel)
-    assert bool((none.accepted_index == -1).all()) and bool(((none.token == 1) | (none.token == 2)).all())
+    row = torch.tensor([0.0, 0.5, 0.5, 0.0], dtype=torch.float64).expand(50, 3, 4)
+    children = torch.tensor([[0, 1, 2]]).expand(50, 3)  # all the mass is on the root's children: one is always accepted
+    out = sglang.sglang_tree_target_only(children, [-1, 0, 0], None, row, torch.Generator().manual_seed(0), kernel=fake_sglang_tree_kernel)
+    assert bool((out.num_accepted == 1).all()) and bool(((out.tokens[:, 0] == 1) | (out.tokens[:, 0] == 2)).all())
+    none = sglang.sglang_tree_target_only(torch.tensor([[0, 0, 3]]).expand(50, 3), [-1, 0, 0], None, row, torch.Generator().manual_seed(0),
+                                          kernel=fake_sglang_tree_kernel)
+    assert bool((none.num_accepted == 0).all()) and bool(((none.tokens[:, 0] == 1) | (none.tokens[:, 0] == 2)).all())
+    with pytest.raises(ValueError, match="draft_probs must be None"):
+        sglang.sglang_tree_target_only(children, [-1, 0, 0], row, row, torch.Generator(), kernel=fake_sglang_tree_kernel)
+
+
+def test_sglang_tree_adapter_is_the_tree_reference_at_its_real_shape():
+    """A depth-2 tree of distinct children: the kernel (the fake: F15 with one uniform per node) and
+    specdec's tree verifier emit the same law; here, on a tree where every choice is forced, the same tokens."""
+    from specdec.verify.tree import verify_tree
+
+    parents = [-1, 0, 0, 1, 1]
+    target = torch.zeros(4, 5, 6, dtype=torch.float64)
+    target[:, 0, 2] = 1.0  # the root accepts node 2 (token 2): a leaf, whose row emits token 5
+    target[:, 1:, 5] = 1.0
+    tokens = torch.tensor([[0, 1, 2, 3, 4]]).expand(4, 5)
+    ours = verify_tree(tokens, parents, None, target, torch.Generator())
+    theirs = sglang.sglang_tree_target_only(tokens, parents, None, target, torch.Generator(), kernel=fake_sglang_tree_kernel)
+    assert torch.equal(ours.tokens, theirs.tokens) and torch.equal(ours.num_accepted, theirs.num_accepted)
+    assert ours.tokens[0].tolist() == [2, 5, -1]

@@ -1,4 +1,4 @@
-"""Block verification (F16-F20): exact law, F20, SPEC §4's worked example, the vectorised sampler's structure."""
+"""Block verification (F16-F20): exact law, F20, docs/reference.md §4's worked example, the vectorised sampler's structure."""
 
 import zlib
 from fractions import Fraction

@@ -35,7 +35,7 @@ def test_check_one_level_writes_one_json_object(tmp_path, capsys):
     assert data["verdict"] in ("PASS", "INCONCLUSIVE") and len(data["subjects"]) == 2
     assert {"verdict", "summary", "asked_tv", "reached_tv", "seed", "versions", "checks"} <= set(data["subjects"][0])
     out = capsys.readouterr().out
-    assert "-- specdec verify_kseq (K-SEQ) (multi-draft verifier) on cpu" in out  # the plan, before sampling
+    assert "-- specdec verify_kseq (kseq: SpecTr K-SEQ over k i.i.d. drafts (F11-F13)) (multi-draft verifier) on cpu" in out  # the plan
     assert "2 subjects:" in out
 
 

@@ -21,7 +21,8 @@ from hypothesis import given, settings
 
 import specdec as sd
 from specdec import _checks as c
-from specdec.laws import block, chain, multidraft as md, schemes
+from specdec import schemes
+from specdec.laws import block, chain, multidraft as md
 from specdec.laws import token as token_law
 from specdec.laws.speedup import MAX_SCANNED_DRAFT_TOKENS
 from specdec.stats import goodness_of_fit, monte_carlo_gof, required_sample_size
@@ -283,7 +284,7 @@ def test_compare_refuses_a_table_beyond_the_library_cap_before_any_work(capsys):
         (lambda: sd.speedup(0.5, 2, 10**400), r"cost_ratio must be a real number of float range"),
         (lambda: sd.expected_tokens_iid(0.5, 10**400), r"num_draft_tokens must be an integer <= 9223372036854775807"),
         (lambda: sd.speedup(np.float64(0.5), 2**70, 0.5), r"num_draft_tokens must be an integer <="),
-        (lambda: sd.detectable_tv(10, 10**400, alpha=1e-3), r"n must be an integer <= 9223372036854775807"),
+        (lambda: sd.detectable_tv([0.1] * 10, 10**400, alpha=1e-3), r"n must be an integer <= 9223372036854775807"),
         (lambda: sd.required_sample_size(10**400, 0.1, alpha=1e-3), r"num_bins must be an integer <="),
     ],
 )

@@ -19,7 +19,6 @@ import specdec as sd
 from specdec.conformance import (
     BudgetExhausted,
     Check,
-    ContractError,
     ErrorBudget,
     Report,
     SampleRequest,

@@ -112,7 +112,7 @@ def test_acceptance_profile_and_block_law(vocab, num_draft):
 
 
 def test_token_worked_example_of_spec_section_4():
-    """SPEC §4: p = (1/3, 2/3), q = (2/3, 1/3), gamma = 2: token-level E[tau] = 10/9 exactly."""
+    """docs/reference.md §4: p = (1/3, 2/3), q = (2/3, 1/3), gamma = 2: token-level E[tau] = 10/9 exactly."""
     target = lambda prefix: [1 / 3, 2 / 3]  # noqa: E731
     draft = lambda prefix: [2 / 3, 1 / 3]  # noqa: E731
     profile = sd.acceptance_profile(target, draft, 2)

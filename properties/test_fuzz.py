@@ -308,11 +308,12 @@ def entry(draw, name):
         want = exact_ratio(name, counts, k)
         ok = lambda r: number_ok(r) and (want is None or r == float(want)) and (name == "mean_tokens_per_step" or 0 <= r <= 1)  # noqa: E731
         return call, ("num_accepted", "num_draft_tokens", "num_emitted"), ok
-    if name in ("required_sample_size", "detectable_tv"):
-        second = numbers([0.02, 0.5, np.float32(0.1), 1e-160, 1e-200]) if name == "required_sample_size" else numbers([1, 1000, np.int64(50), BIG])
-        bins, x, alpha = draw(numbers([2, 27, np.int64(5)])), draw(second), draw(numbers([1e-3, 1e-6, np.float32(0.01)]))
-        fn = getattr(sd, name)
-        return (lambda: fn(bins, x, alpha=alpha)), ("num_bins", "tv", "n", "alpha", "power"), number_ok
+    if name == "required_sample_size":
+        bins, x, alpha = draw(numbers([2, 27, np.int64(5)])), draw(numbers([0.02, 0.5, np.float32(0.1), 1e-160, 1e-200])), draw(numbers([1e-3, 1e-6, np.float32(0.01)]))
+        return (lambda: sd.required_sample_size(bins, x, alpha=alpha)), ("num_bins", "tv", "alpha", "power"), number_ok
+    if name == "detectable_tv":  # on a law: the pooled-bins number the reports print
+        law, x, alpha = draw(vectors(3)), draw(numbers([1, 1000, np.int64(50), BIG])), draw(numbers([1e-3, 1e-6, np.float32(0.01)]))
+        return (lambda: sd.detectable_tv(law, x, alpha=alpha)), ("law", "n", "alpha", "power"), lambda r: number_ok(r) and 0 < r <= 1
     if name in ("goodness_of_fit", "monte_carlo_gof"):
         counts = draw(st.sampled_from([[5, 3, 2], [1.5, 2, 3], [-1, 2, 3], [5, 3], np.array([1, 2, 3], dtype=np.uint64), [math.nan, 1, 1], [0, 0, 0], [2**62] * 3]))
         law = draw(vectors(3))

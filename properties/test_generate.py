@@ -72,7 +72,7 @@ def test_step_statistics_are_consistent_and_use_one_definition_of_acceptance():
     drafted = [s.num_draft_tokens for s in result.steps for _ in s.num_accepted]
     verified = [a + (a < k) for a, k in zip(accepted, drafted)]
     assert 0 < sum(accepted) < sum(verified) <= sum(drafted)
-    assert result.acceptance_rate() == sd.acceptance_rate(accepted, drafted) == sum(accepted) / sum(verified)  # SPEC §6
+    assert result.acceptance_rate() == sd.acceptance_rate(accepted, drafted) == sum(accepted) / sum(verified)  # docs/reference.md §6
     assert result.draft_utilisation() == sum(accepted) / sum(drafted) <= result.acceptance_rate()
     assert 1 < result.mean_tokens_per_step() <= 4
 

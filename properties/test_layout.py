@@ -6,7 +6,6 @@ import ast
 import functools
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -20,6 +19,7 @@ LAYERS = [
     {"specdec.sampling", "specdec.warpers", "specdec.metrics"},
     {"specdec.laws", "specdec.stats"},
     {"specdec.verify"},
+    {"specdec.schemes"},
     {"specdec.decoding", "specdec.strategies"},
     {"specdec.conformance", "specdec.adapters", "specdec.plotting", "specdec.bench"},
     {"specdec.cli", "specdec.__main__"},
@@ -31,13 +31,14 @@ def module_name(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def top_level_imports(path: Path) -> set[str]:
-    """Modules imported at module level (not inside functions), relative imports resolved."""
+def top_level_imports(path: Path, *, inside_functions: bool = False) -> set[str]:
+    """Modules imported at module level (and, with ``inside_functions``, anywhere: the deliberate lazy
+    imports inside functions too), relative imports resolved."""
     tree = ast.parse(path.read_text())
     name = module_name(path)
     package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
     found = set()
-    for node in tree.body:
+    for node in (ast.walk(tree) if inside_functions else tree.body):
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
@@ -51,11 +52,11 @@ def top_level_imports(path: Path) -> set[str]:
     return found
 
 
-@functools.lru_cache(maxsize=1)
-def modules() -> dict[str, set[str]]:
+@functools.lru_cache(maxsize=2)
+def modules(inside_functions: bool = False) -> dict[str, set[str]]:
     graph = {}
     for path in PACKAGE.rglob("*.py"):
-        imports = top_level_imports(path)
+        imports = top_level_imports(path, inside_functions=inside_functions)
         graph[module_name(path)] = {m for m in imports if m == "specdec" or m.startswith("specdec.")}
     return graph
 
@@ -68,7 +69,8 @@ def layer(name: str) -> int:
 
 
 def test_no_import_cycle_between_modules():
-    graph = modules()
+    """Imports inside functions count too (a lazy import can still close a circle)."""
+    graph = modules(inside_functions=True)
     edges = {m: {d for d in deps if d in graph and d != m} for m, deps in graph.items()}
     state: dict[str, int] = {}
 
@@ -88,11 +90,13 @@ def test_no_import_cycle_between_modules():
 
 
 def test_lower_layers_never_import_higher_ones():
-    for name, deps in modules().items():
+    """Imports inside functions count too: a lazy import is still a dependency."""
+    graph = modules(inside_functions=True)
+    for name, deps in graph.items():
         if name == "specdec":
             continue
         for dep in deps:
-            if dep in modules() and dep != "specdec":
+            if dep in graph and dep != "specdec":
                 assert layer(dep) <= layer(name), f"{name} (layer {layer(name)}) imports {dep} (layer {layer(dep)})"
 
 

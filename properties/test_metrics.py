@@ -1,4 +1,4 @@
-"""Acceptance and speed metrics (SPEC §6): worked examples and identities."""
+"""Acceptance and speed metrics (docs/reference.md §6): worked examples and identities."""
 
 import pytest
 from hypothesis import given

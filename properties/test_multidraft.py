@@ -1,8 +1,8 @@
-"""Multi-draft verification (SPEC §3): K-SEQ (F11-F13) and SpecInfer MSS (F14, F15).
+"""Multi-draft verification (docs/reference.md §3): K-SEQ (F11-F13) and SpecInfer MSS (F14, F15).
 
 Exact laws by enumeration of the V^k draft tuples, float64: lossless, acceptance
 equal to the closed forms, K-SEQ >= (1 - 1/e) alpha*_k, nothing above alpha*_k,
-the SPEC §3 table, and the lossy MSS variant without the residual update."""
+the docs/reference.md §3 table, and the lossy MSS variant without the residual update."""
 
 import math
 
@@ -57,7 +57,7 @@ def test_distinct_deterministic_children_are_lossless(pair, data):
 
 
 def test_mss_without_the_residual_update_is_lossy():
-    """SPEC §3.4 says TV 0.32 at k = 2 without naming the case; on the §3 example it is 0.15 (k=2), 0.195 (k=3)."""
+    """docs/reference.md §3.4 says TV 0.32 at k = 2 without naming the case; on the §3 example it is 0.15 (k=2), 0.195 (k=3)."""
     for k, tv in [(2, 0.15), (3, 0.195)]:
         law, _ = md.mss_law(TARGET, DRAFT, k, update_residual=False)
         assert abs(0.5 * float((law - TARGET).abs().sum()) - tv) < 1e-12

@@ -141,8 +141,8 @@ def test_an_interrupted_check_keeps_a_whole_marked_report_and_the_previous_file_
                                 "--json", str(path)], cwd=subject_module, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                env=dict(os.environ, PYTHONPATH=str(ROOT)), preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.time() + 60
-    while "estimated sampling time" not in (line := process.stdout.readline()) and time.time() < deadline:
-        pass
+    while "estimated sampling time" not in process.stdout.readline() and time.time() < deadline:
+        pass  # the plan is printed before sampling starts
     time.sleep(1.0)
     assert json.loads(path.read_text()) == {"previous": True}  # nothing written while sampling
     process.send_signal(sig)

@@ -1,4 +1,4 @@
-"""The statistical machinery, exactly (SPEC §7): the sample-size table (F34), pooling from expected counts,
+"""The statistical machinery, exactly (docs/reference.md §7): the sample-size table (F34), pooling from expected counts,
 the support check, agreement with scipy."""
 
 import numpy as np
@@ -15,7 +15,7 @@ from specdec.stats import pool_bins
      (27, 0.01, 162062), (243, 0.05, 14597), (243, 0.02, 91226), (243, 0.01, 364901)],
 )
 def test_sample_size_table_of_spec_section_7(bins, tv, expected):
-    """(F34) alpha = 1e-3, power .99, m = 1: the table of SPEC §7, to the sample."""
+    """(F34) alpha = 1e-3, power .99, m = 1: the table of docs/reference.md §7, to the sample."""
     assert sd.required_sample_size(bins, tv, alpha=1e-3) == expected
 
 
@@ -25,7 +25,8 @@ def test_bonferroni_plan_of_spec_section_7():
 
 def test_detectable_tv_inverts_the_plan():
     n = sd.required_sample_size(27, 0.02, alpha=1e-6)
-    assert sd.detectable_tv(27, n, alpha=1e-6) <= 0.02 < sd.detectable_tv(27, n - 1, alpha=1e-6)
+    uniform = [1 / 27] * 27  # 27 equal cells, none pooled at this n: the raw F34 inverse
+    assert sd.detectable_tv(uniform, n, alpha=1e-6) <= 0.02 < sd.detectable_tv(uniform, n - 1, alpha=1e-6)
 
 
 def test_pooling_uses_expected_counts_only():

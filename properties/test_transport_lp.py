@@ -1,4 +1,4 @@
-"""Closed forms vs LP oracles (SPEC §2, §3): the solver is checked by a dual certificate."""
+"""Closed forms vs LP oracles (docs/reference.md §2, §3): the solver is checked by a dual certificate."""
 
 import numpy as np
 import pytest

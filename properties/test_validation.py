@@ -99,9 +99,17 @@ def test_pad_id_is_an_int64(pad_id, error, message):
 
 
 def test_good_inputs_pass_and_validation_can_be_skipped():
-    sd.verify_tokens(**good(), generator=torch.Generator().manual_seed(0))
+    inputs = good()
+    result = sd.verify_tokens(**inputs, generator=torch.Generator().manual_seed(0))
+    k = inputs["draft_tokens"].shape[1]
+    assert result.tokens.shape == (inputs["draft_tokens"].shape[0], k + 1) and bool(((result.num_accepted >= 0) & (result.num_accepted <= k)).all())
     inputs = zero_at_draft()  # E1 goes unnoticed without validation: the multiply form accepts iff p(x) > 0
-    sd.verify_tokens(**inputs, generator=torch.Generator().manual_seed(0), validate=False)
+    with pytest.raises(ValueError, match="proposal"):
+        sd.verify_tokens(**inputs, generator=torch.Generator().manual_seed(0))
+    unchecked = sd.verify_tokens(**inputs, generator=torch.Generator().manual_seed(0), validate=False)
+    x = int(inputs["draft_tokens"][1, 2])
+    if int(unchecked.num_accepted[1]) >= 2 and float(inputs["target_probs"][1, 2, x]) > 0:
+        assert int(unchecked.num_accepted[1]) == 3  # q(x) = 0 < p(x): u * 0 < p(x) always accepts
 
 
 def test_sum_tolerance_is_a_number():
@@ -221,7 +229,7 @@ def test_extreme_but_valid_inputs_give_the_limit_law_not_nan(logits, config, dty
         (lambda: sd.expected_tokens_positional([0.5, 2.0]), ValueError, "alphas must lie in"),
         (lambda: sd.required_sample_size(1, 0.1, alpha=1e-3), ValueError, "num_bins must be an integer >= 2"),
         (lambda: sd.required_sample_size(5, 0.0, alpha=1e-3), ValueError, "tv must be > 0.0"),
-        (lambda: detectable_tv(10, math.nan, alpha=1e-3), TypeError, "n must be an integer, got float nan"),
+        (lambda: detectable_tv([0.1] * 10, math.nan, alpha=1e-3), TypeError, "n must be an integer, got float nan"),
         (lambda: goodness_of_fit([1, 2], [0.5, 0.6]), ValueError, "expected_probs row .* sums to 1.1"),
         (lambda: goodness_of_fit([1, 2], [0.5, math.nan]), ValueError, "expected_probs has a non-finite entry"),
         (lambda: goodness_of_fit([1.5, 2], [0.5, 0.5]), ValueError, "observed_counts must hold whole counts"),

@@ -122,7 +122,7 @@ def test_zero_uniform_never_accepts_a_zero_probability_token():
 
 def test_empty_residual_falls_back_to_target_and_is_flagged():
     """(E2) p <= q everywhere (p within sum tolerance of 1) and a rejection: the residual is empty;
-    the token comes from p, never from a uniform clamp (PEERS B14), and the row is flagged."""
+    the token comes from p, never from a uniform clamp (B14), and the row is flagged."""
     target = torch.tensor([[[0.0, 0.49995, 0.5], [0.5, 0.5, 0.0]]], dtype=torch.float32)
     draft = torch.tensor([[[0.0, 0.5, 0.5]]], dtype=torch.float32)
     uniforms = torch.tensor([[0.99999, 0.0]], dtype=torch.float64)  # u*q(1) >= p(1): reject

@@ -3,13 +3,13 @@
     python -m scripts.tune_fused
 """
 
-import itertools
-
 import torch
 
-from perf.test_gpu_verifiers import K, SHAPES
-from perf.test_gpu_verifiers import _time as median_seconds
+from specdec.bench.clock import cuda_median_seconds as median_seconds
 from specdec.verify import fused
+
+SHAPES = [(b, v) for v in (32000, 128256) for b in (1, 16, 64, 256)]  # as perf/test_gpu_verifiers.py
+K = 8
 
 VARIANTS = [(1024, 4), (2048, 8), (4096, 8), (4096, 16), (8192, 16), (8192, 32)]
 

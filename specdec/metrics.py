@@ -1,4 +1,4 @@
-"""Measured acceptance and tokens per step, from per-step counts (SPEC §6; docs/reference.md).
+"""Measured acceptance and tokens per step, from per-step counts (docs/reference.md §6).
 
 One name, one definition:
 

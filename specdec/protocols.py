@@ -4,8 +4,8 @@ These are ``typing.Protocol``s: nothing has to inherit from them.  The
 conformance engine checks any object that satisfies one, and says which
 Protocol an object fails when it does not (a one-line ``TypeError``).
 
-Token-level verification (SPEC §1) and multi-draft verification (SPEC §3) are
-functions; decoding (SPEC §1's loop) is a callable object; the law a decoder
+Token-level verification (docs/reference.md §1) and multi-draft verification (docs/reference.md §3) are
+functions; decoding (docs/reference.md §1's loop) is a callable object; the law a decoder
 must follow is a :class:`TargetLaw`.  Shapes use B (batch rows), K (draft
 tokens per row), k (drafts per position, multi-draft), V (vocabulary).
 """
@@ -79,6 +79,29 @@ class MultiDraftVerifier(Protocol):
     ) -> MultiDraftOutcome: ...
 
 
+class TreeVerifier(Protocol):
+    """``verifier(tree_tokens, parents, draft_probs, target_probs, generator) -> VerificationOutcome``.
+
+    A draft tree per row: ``parents`` (N,) ints, -1 for node 0 (the root, the current context),
+    then each node's parent, before it; ``tree_tokens`` (B, N) int, the token of every node;
+    ``draft_probs`` (B, N, V): row n the law node n's children were drawn from, i.i.d., or None:
+    every node's children are distinct deterministic tokens (point masses, F15); ``target_probs``
+    (B, N, V): row n the target's law after the path to node n.  Returns ``tokens`` (B, D+1): the
+    accepted path's tokens, then one more token, then padding (D the tree's depth), and
+    ``num_accepted`` (B,).  Lossless means: repeated steps emit the target's law (F35).
+    A chain is a tree of width 1; one node's children a tree of depth 1.
+    """
+
+    def __call__(
+        self,
+        tree_tokens: "torch.Tensor",
+        parents: Sequence[int],
+        draft_probs: "torch.Tensor | None",
+        target_probs: "torch.Tensor",
+        generator: "torch.Generator",
+    ) -> VerificationOutcome: ...
+
+
 class Decoder(Protocol):
     """``decoder(prompts, max_new_tokens, seed) -> new-token lists``, one list per prompt.
 
@@ -137,9 +160,12 @@ class DraftLengthPolicy(Protocol):
     ``reset()`` at the start of a generation; ``choose()`` returns K >= 0 for the next
     step (0: an autoregressive step); ``observe(K, num_accepted)`` reports what the
     verifier accepted in each running row.  The loop may draft fewer than ``choose()``
-    near ``max_new_tokens``; it reports the K it used.  Whatever K is chosen, the
-    output law is the target's: the policy changes speed, never the distribution.
+    near ``max_new_tokens``; it reports the K it used.  ``max_draft_tokens``: the largest K it
+    ever chooses (what a preallocated cache is sized for).  Whatever K is chosen, the output law is
+    the target's: the policy changes speed, never the distribution.
     """
+
+    max_draft_tokens: int
 
     def reset(self) -> None: ...
 
@@ -155,7 +181,8 @@ class StepRecorder(Protocol):
     ``last_steps()``: one record per (row, step) with the context before the step
     (prompt + tokens emitted so far), the number of drafted tokens and the number
     accepted.  ``draft_law``: the law the drafts were drawn from (a TargetLaw), or
-    None.  ``acceptance_rule``: "token" (F26) or "block" (F20), or None when unknown.
+    None.  ``acceptance_rule``: the name of the registered chain scheme the verifier implements
+    (:mod:`specdec.schemes`: its ``moments`` give F28's expectation), or None when unknown.
     """
 
     def last_steps(self) -> list[tuple[tuple[int, ...], int, int]]: ...

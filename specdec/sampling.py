@@ -7,7 +7,7 @@ produces them) and never the global RNG.
 Weights need not be normalised: the threshold is ``u * total``.  Cumulative
 sums run in float64, and the threshold is kept strictly
 below the total, so the returned id always has positive weight and is always
-``< V`` (PEERS B6: a recovered id equal to the vocabulary size).
+``< V`` (B6: a recovered id equal to the vocabulary size).
 """
 
 from __future__ import annotations

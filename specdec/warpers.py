@@ -1,8 +1,8 @@
 """Sampling warpers: logits -> warped logits -> probabilities, shared by draft and target.
 
-SPEC E6: the verifier must see the *warped* distributions p~ = W_t(target logits)
+E6 (docs/reference.md): the verifier must see the *warped* distributions p~ = W_t(target logits)
 and q~ = W_d(draft logits), and the draft must really be drawn from q~.  Keeping
-one implementation for both models removes PEERS B3/B4 (raw vs processed
+one implementation for both models removes B3/B4 (raw vs processed
 distributions) by construction.
 
 Semantics follow transformers' logits warpers exactly (checked against them in

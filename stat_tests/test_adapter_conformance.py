@@ -8,7 +8,7 @@ from fixtures.fakes import fake_sglang_tree_kernel, fake_vllm_rejection_sample
 from specdec.adapters import flashinfer as fi
 from specdec.adapters import sglang
 from specdec.adapters import vllm as vllm_adapter
-from specdec.conformance import catalogue, check_multidraft, check_verifier
+from specdec.conformance import catalogue, check_tree, check_verifier
 
 
 def test_flashinfer_adapter_passes_the_engine_through_the_fake(fake_flashinfer, specdec_budget):
@@ -41,16 +41,16 @@ def test_sglang_adapters_pass_the_engine_through_the_fake(specdec_budget):
     def chain(draft_tokens, draft_probs, target_probs, generator):
         return sglang.sglang_chain_target_only(draft_tokens, draft_probs, target_probs, generator, kernel=fake_sglang_tree_kernel)
 
-    def tree(draft_tokens, draft_probs, target_probs, generator):
-        return sglang.sglang_tree_target_only(draft_tokens, draft_probs, target_probs, generator, kernel=fake_sglang_tree_kernel)
+    def tree(tree_tokens, parents, draft_probs, target_probs, generator):
+        return sglang.sglang_tree_target_only(tree_tokens, parents, draft_probs, target_probs, generator, kernel=fake_sglang_tree_kernel)
 
     point_mass = [c for c in catalogue.token_cases() if c.drafter == "point_mass"]
     point_mass_chains = [c for c in catalogue.chain_cases() if c.drafter == "point_mass"]
     report = check_verifier(chain, cases=point_mass, chains=point_mass_chains, tv=0.05, seed=5, device="cpu",
                             budget=specdec_budget, name="SGLang chain adapter (fake)")
     assert report.verdict == "PASS", report.format()
-    report = check_multidraft(tree, children=("distinct",), tv=0.05, seed=6, device="cpu", budget=specdec_budget,
-                              name="SGLang tree adapter (fake)")
+    report = check_tree(tree, children=("distinct",), tv=0.05, seed=6, device="cpu", budget=specdec_budget,
+                        name="SGLang tree adapter (fake), at its real shape")
     assert report.verdict == "PASS" and not report.suboptimal(), report.format()
 
 
@@ -61,4 +61,12 @@ def test_real_sglang_passes_the_point_mass_campaign(specdec_budget):
     chains = [c for c in catalogue.chain_cases() if c.drafter == "point_mass"]
     report = check_verifier(sglang.sglang_chain_target_only, cases=cases, chains=chains, tv=0.01, seed=8, device="cuda",
                             budget=specdec_budget, name=f"sgl-kernel {sglang.TESTED_SGL_KERNEL} tree_speculative_sampling_target_only")
+    assert report.verdict == "PASS", report.format()
+
+
+@pytest.mark.gpu
+def test_real_sglang_tree_kernel_at_its_real_shape(specdec_budget):
+    pytest.importorskip("sgl_kernel")
+    report = check_tree(sglang.sglang_tree_target_only, children=("distinct",), tv=0.01, seed=9, device="cuda", budget=specdec_budget,
+                        name=f"sgl-kernel {sglang.TESTED_SGL_KERNEL} tree_speculative_sampling_target_only (trees)")
     assert report.verdict == "PASS", report.format()

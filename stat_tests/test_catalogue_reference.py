@@ -32,4 +32,4 @@ def test_multidraft_verifiers_pass_every_case(specdec_budget, verifier, children
     report = check_multidraft(verifier, cases=catalogue.multidraft_cases("full", children=children), tv=TV, seed=12,
                               budget=specdec_budget, device="cpu")
     assert report.verdict == "PASS", report.format()
-    assert report.suboptimal(), "K-SEQ and MSS sit below alpha*_k on SPEC §3's pair (F10 vs F11-F14)"
+    assert report.suboptimal(), "K-SEQ and MSS sit below alpha*_k on docs/reference.md §3's pair (F10 vs F11-F14)"

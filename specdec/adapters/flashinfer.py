@@ -20,10 +20,10 @@ from __future__ import annotations
 import torch
 
 from ..verify import VerifyResult
+from ..schemes import declare
 from ._common import check_adapter_inputs, import_peer, repad
 
 TESTED_FLASHINFER = "0.5.3"
-acceptance_rule = "token"
 
 
 def flashinfer_chain_speculative_sampling(
@@ -60,5 +60,4 @@ def flashinfer_chain_speculative_sampling(
         emitted = out[2]
     return VerifyResult(num_accepted=emitted.to(torch.int64), tokens=repad(tokens, pad_id))
 
-
-flashinfer_chain_speculative_sampling.acceptance_rule = acceptance_rule
+declare(flashinfer_chain_speculative_sampling, "token")  # the token rule (F2-F4): F28 and the engine read it from the registry

@@ -29,7 +29,8 @@ import numpy as np
 import torch
 
 from .._checks import as_float, as_int
-from ..decoding.loop import check_decoder_args
+from ..decoding.decoder import check_decoder_args
+from ..schemes import declare
 from ..verify import VerifyResult, validate_token_inputs
 from ..warpers import SamplingConfig
 
@@ -180,3 +181,6 @@ class HFPromptLookupDecoder(_HFDecoder):
 
     def _extra(self) -> dict:
         return {"prompt_lookup_num_tokens": self.num_draft_tokens, "max_matching_ngram_size": self.max_ngram_size}
+
+
+declare(hf_speculative_sampling, "token")  # transformers' _speculative_sampling is the token rule (F2-F4)

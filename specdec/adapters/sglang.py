@@ -1,5 +1,4 @@
-"""SGLang's tree speculative sampling (target-only) behind the TokenVerifier and MultiDraftVerifier
-Protocols.
+"""SGLang's tree speculative sampling (target-only) behind the TokenVerifier and TreeVerifier Protocols.
 
 Written against **sgl-kernel 0.3.x** (as called by SGLang 0.5's EAGLE worker),
 ``sgl_kernel.tree_speculative_sampling_target_only``::
@@ -23,19 +22,20 @@ The caller supplies the uniforms; both adapters draw them from the caller's gene
 ``threshold_single`` and ``threshold_acc`` stay at 1 (below 1 the kernel accepts more, lossy L2).
 
 * :func:`sglang_chain_target_only` - a chain of K drafts (N = K + 1, no siblings): a TokenVerifier;
-* :func:`sglang_tree_target_only` - k distinct children of one node (N = k + 1): a MultiDraftVerifier.
+* :func:`sglang_tree_target_only` - any tree of distinct deterministic children: a TreeVerifier.
 """
 
 from __future__ import annotations
 
 import torch
 
-from .._checks import check_generator
-from ..verify import MultiDraftResult, VerifyResult
+from .._checks import as_pad_id, check_generator
+from ..laws.tree import tree_shape
+from ..schemes import declare
+from ..verify import VerifyResult
 from ._common import check_adapter_inputs, import_peer
 
 TESTED_SGL_KERNEL = "0.3.x"
-acceptance_rule = "token"
 
 
 def _kernel():
@@ -107,37 +107,45 @@ def sglang_chain_target_only(
 
 
 def sglang_tree_target_only(
-    draft_tokens: torch.Tensor,
+    tree_tokens: torch.Tensor,
+    parents,
     draft_probs: torch.Tensor | None,
     target_probs: torch.Tensor,
     generator: torch.Generator,
     *,
     kernel=None,
-) -> MultiDraftResult:
-    """The kernel on a tree of k distinct deterministic children of one node (a MultiDraftVerifier).
+    pad_id: int = -1,
+) -> VerifyResult:
+    """The kernel on a whole draft tree, at its real shape: a :class:`specdec.protocols.TreeVerifier`
+    for distinct deterministic children (``draft_probs`` must be None, F15).
 
-    draft_tokens (B, k) distinct ids; draft_probs must be None; target_probs (B, V).
+    ``parents`` as :func:`specdec.laws.tree.tree_shape` reads it; the adapter builds the kernel's
+    first-child and next-sibling links from it and reads the emitted path back from ``accept_index``.
     """
     _refuse_draft_probs(draft_probs)
-    if not isinstance(draft_tokens, torch.Tensor) or draft_tokens.ndim != 2 or draft_tokens.shape[1] < 1:
-        raise ValueError(f"draft_tokens must be a (B, k) tensor with k >= 1, got {getattr(draft_tokens, 'shape', type(draft_tokens).__name__)}")
-    if not isinstance(target_probs, torch.Tensor) or target_probs.ndim != 2 or target_probs.shape[0] != draft_tokens.shape[0]:
-        raise ValueError(f"target_probs must be (B, V) with B = {draft_tokens.shape[0]}, got {getattr(target_probs, 'shape', None)}")
+    shape = tree_shape(parents)
+    if not isinstance(tree_tokens, torch.Tensor) or tree_tokens.ndim != 2 or tree_tokens.shape[1] != shape.num_nodes:
+        raise ValueError(f"tree_tokens must be (B, N) with N = {shape.num_nodes}, got {getattr(tree_tokens, 'shape', type(tree_tokens).__name__)}")
+    if not isinstance(target_probs, torch.Tensor) or target_probs.ndim != 3 or target_probs.shape[:2] != tree_tokens.shape:
+        raise ValueError(f"target_probs must be (B, N, V) for tree_tokens {tuple(tree_tokens.shape)}, got {getattr(target_probs, 'shape', None)}")
     device = target_probs.device
     check_generator(generator, device)
-    batch, k = draft_tokens.shape
-    nodes = k + 1
-    candidates = torch.cat([torch.zeros(batch, 1, dtype=torch.int64, device=device), draft_tokens.long()], 1)
-    position = torch.arange(nodes, dtype=torch.int64, device=device)
-    first_child = torch.where(position == 0, 1, -1).expand(batch, nodes)
-    next_sibling = torch.where((position >= 1) & (position < k), position + 1, -1).expand(batch, nodes)
-    rows = target_probs.unsqueeze(1).expand(batch, nodes, target_probs.shape[-1])  # after a child: any valid row
-    predicts, accept_index, accepted = _run_tree(kernel or _kernel(), candidates, first_child, next_sibling, rows, 2, generator)
-    token = predicts[:, 0].to(torch.int64)
-    child_slot = accept_index[:, 1].to(torch.int64)
-    base = torch.arange(batch, dtype=torch.int64, device=device) * nodes
-    accepted_index = torch.where(accepted > 0, child_slot - base - 1, -1)
-    return MultiDraftResult(token=token, accepted_index=accepted_index)
+    pad_id = as_pad_id(pad_id)
+    batch, nodes = tree_tokens.shape
+    first_child = [kids[0] if kids else -1 for kids in shape.children]
+    next_sibling = [-1] * nodes
+    for kids in shape.children:
+        for a, b in zip(kids, kids[1:]):
+            next_sibling[a] = b
+    links = lambda values: torch.tensor(values, dtype=torch.int64, device=device).expand(batch, nodes)  # noqa: E731
+    depth = shape.max_depth
+    predicts, accept_index, accepted = _run_tree(kernel or _kernel(), tree_tokens.long(), links(first_child), links(next_sibling),
+                                                 target_probs, depth + 1, generator)
+    num_accepted = accepted.to(torch.int64)
+    emitted = predicts.reshape(-1)[accept_index.to(torch.int64).clamp(min=0)].to(torch.int64)  # the token after each path node
+    keep = torch.arange(depth + 1, device=device).unsqueeze(0) <= num_accepted.unsqueeze(1)
+    return VerifyResult(num_accepted=num_accepted, tokens=torch.where(keep, emitted, pad_id))
 
 
-sglang_chain_target_only.acceptance_rule = acceptance_rule
+declare(sglang_chain_target_only, "token")  # the token rule (F2-F4): F28 and the engine read it from the registry
+declare(sglang_tree_target_only, "tree")  # recursive rejection over distinct children (F15)

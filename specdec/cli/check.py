@@ -19,13 +19,13 @@ import sys
 
 from ._args import UsageError, device, seconds, unit_interval, writable
 
-DECODER_TV = 0.02  # our loop samples a few thousand sequences per second on a CPU: TV 0.01 would take minutes
 DEFAULT_CALL_TIMEOUT = 600.0  # as specdec.conformance.subject.DEFAULT_CALL_TIMEOUT (not imported: --help stays light)
 
 
-PROTOCOLS = {
+PROTOCOLS = {  # --kind: the Protocol a SUBJECT satisfies (a scheme's shape: chain, multidraft, tree), or a decoder
     "verifier": ("TokenVerifier", ("draft_tokens", "draft_probs", "target_probs", "generator")),
     "multidraft": ("MultiDraftVerifier", ("draft_tokens", "draft_probs", "target_probs", "generator")),
+    "tree": ("TreeVerifier", ("tree_tokens", "parents", "draft_probs", "target_probs", "generator")),
     "decoder": ("Decoder", ("prompts", "max_new_tokens", "seed")),
 }
 
@@ -79,7 +79,7 @@ def _prompts(text: str | None) -> list[list[int]]:
 
 def _subject_report(args, console):
     """The report of the one subject ``args.subject`` names, at its level."""
-    from ..conformance import check_decoder, check_multidraft, check_verifier
+    from ..conformance import check_decoder, check_multidraft, check_tree, check_verifier
 
     subject = conforming(args.subject, resolve("SUBJECT", args.subject), args.kind)
     planned = dict(tv=args.tv, time_budget=args.budget, seed=args.seed, console=console, name=args.subject,
@@ -88,6 +88,8 @@ def _subject_report(args, console):
         return check_verifier(subject, device=args.device, **planned)
     if args.kind == "multidraft":
         return check_multidraft(subject, device=args.device, **planned)
+    if args.kind == "tree":
+        return check_tree(subject, device=args.device, **planned)
     target = resolve("--target", args.target)
     if callable(target) and not hasattr(target, "next_token_probs") and not hasattr(target, "forward"):
         try:
@@ -98,55 +100,6 @@ def _subject_report(args, console):
             raise UsageError(f"--target {args.target!r}: calling it to build the target raised {last_line(error)}") from None
     return check_decoder(subject, target, args.prompts, length=args.length, eos_token_id=args.eos,
                          max_new_tokens=args.max_new_tokens, **planned)
-
-
-def _default_subjects(args, console):
-    """(name, callable returning a Report) for the embedded defaults, in order."""
-    from ..conformance import check_decoder, check_multidraft, check_verifier
-
-    common = dict(seed=args.seed, device=args.device, console=console, call_timeout=args.call_timeout or None,
-                  family_alpha=args.family_alpha)
-    planned = dict(tv=args.tv) if args.budget is None else dict(tv=args.tv, time_budget=args.budget)
-    hf = dict(tv=args.tv, time_budget=args.budget or args.hf_budget, chunk_size=1024)
-    subjects = []
-    if args.only in (None, "verifiers"):
-        from ..adapters.hf import hf_speculative_sampling
-        from ..verify import verify_block, verify_tokens
-
-        subjects += [
-            ("verify_tokens", lambda: check_verifier(verify_tokens, name="specdec verify_tokens (reference)", **planned, **common)),
-            ("verify_block", lambda: check_verifier(verify_block, name="specdec verify_block", **planned, **common)),
-            ("hf", lambda: check_verifier(hf_speculative_sampling, name="transformers _speculative_sampling", **hf, **common)),
-        ]
-    if args.only in (None, "multidraft"):
-        from ..verify import verify_kseq, verify_mss
-
-        subjects += [
-            ("kseq", lambda: check_multidraft(verify_kseq, children=("iid",), name="specdec verify_kseq (K-SEQ)", **planned, **common)),
-            ("mss", lambda: check_multidraft(verify_mss, name="specdec verify_mss (SpecInfer MSS)", **planned, **common)),
-        ]
-    if args.only in (None, "decoders"):
-
-        def decoders(which):
-            from ..adapters.hf import HFAssistedDecoder
-            from ..decoding import ModelDraft, SpeculativeDecoder
-            from ..decoding.models import TinyPairConfig, tiny_llama_pair
-
-            target, draft = tiny_llama_pair(1, TinyPairConfig(vocab_size=8))
-            shared = dict(prompts=[[1, 2, 3], [4, 5, 4, 5, 4]], length=2, eos_token_id=7, seed=args.seed, console=console,
-                          call_timeout=args.call_timeout or None, family_alpha=args.family_alpha)
-            if which == "ours":
-                ours = SpeculativeDecoder(target, ModelDraft(draft), num_draft_tokens=2, eos_token_id=7)
-                budgeted = dict(tv=max(args.tv, DECODER_TV)) if args.budget is None else dict(tv=max(args.tv, DECODER_TV), time_budget=args.budget)
-                return check_decoder(ours, target, name="specdec generate (tiny Llama pair, K=2)", **budgeted, **shared)
-            theirs = HFAssistedDecoder(target, eos_token_id=7, assistant=draft, num_draft_tokens=2)
-            return check_decoder(
-                theirs, target, name="transformers assisted generation (tiny Llama pair, K=2)",
-                tv=max(args.tv, DECODER_TV), time_budget=args.budget or args.hf_budget, **shared,
-            )
-
-        subjects += [("ours", lambda: decoders("ours")), ("hf-assisted", lambda: decoders("hf"))]
-    return subjects
 
 
 def _process_group() -> int:
@@ -229,7 +182,9 @@ def check_command(args) -> int:
     _validate(args)
     console = Console.for_cli()
     if args.subject is None:
-        runs = [run for _, run in _default_subjects(args, console)]
+        from .defaults import default_subjects
+
+        runs = [run for _, run in default_subjects(args, console)]
     else:
         runs = [lambda: _subject_report(args, console)]
     rank = _process_group()
@@ -311,7 +266,7 @@ def add_parser(sub) -> None:
     check.add_argument("--tv", type=float, default=0.01, help="TV deviation each check must detect with power 0.99 (default 0.01)")
     check.add_argument("--budget", type=float, help="seconds of sampling per subject, instead of planning n for --tv")
     check.add_argument("--hf-budget", type=float, default=60.0, help="seconds of sampling per transformers subject (default 60)")
-    check.add_argument("--only", choices=["verifiers", "multidraft", "decoders"], help="run one level only")
+    check.add_argument("--only", choices=["verifiers", "multidraft", "trees", "decoders"], help="run one level only")
     check.add_argument("--family-alpha", type=float, default=1e-6,
                        help="false-alarm rate of each subject's report, Holm across its checks (default 1e-06)")
     check.add_argument("--seed", type=int, default=0, help="campaign seed: chunk c of stream s draws from (seed, s, c) (default 0)")

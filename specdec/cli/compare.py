@@ -1,5 +1,5 @@
 """``specdec compare``: for one (target, draft) pair, the acceptance of every verification scheme
-next to its proven optimum (:mod:`specdec.laws.schemes`)."""
+next to its proven optimum, read from every registered scheme's record (:mod:`specdec.schemes`)."""
 
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ def format_schemes(rows: list[dict]) -> str:
 
 
 def compare_command(args) -> int:
-    from ..laws.schemes import MAX_TABLE_DRAFTS, chain_size_error, scheme_table  # the library's caps
+    from ..schemes import MAX_TABLE_DRAFTS, chain_size_error, scheme_table  # the library's caps
 
     if args.max_drafts < 1:
         raise UsageError(f"--max-drafts must be >= 1, got {args.max_drafts}")
@@ -66,7 +66,7 @@ def add_parser(sub) -> None:
     compare.add_argument("--target", help=f"target probabilities, comma-separated (default: the reference example's {DEFAULT_TARGET})")
     compare.add_argument("--draft", help=f"draft probabilities, comma-separated (default: the reference example's {DEFAULT_DRAFT})")
     compare.add_argument("--case", help="a named pair of the catalogue instead of --target/--draft")
-    compare.add_argument("--max-drafts", type=int, default=3, help="largest k for the multi-draft schemes (default 3; at most the library's cap, specdec.laws.schemes.MAX_TABLE_DRAFTS)")
+    compare.add_argument("--max-drafts", type=int, default=3, help="largest k for the multi-draft schemes (default 3; at most the library's cap, specdec.schemes.MAX_TABLE_DRAFTS)")
     compare.add_argument("--draft-tokens", type=int, default=2, help="K for the token vs block chain rows (default 2)")
     compare.add_argument("--plot", metavar="FILE.png", help="also draw the optimal plan and the acceptance bars")
     compare.set_defaults(run=compare_command)

@@ -1,9 +1,10 @@
-"""The conformance engine (SPEC §7; docs/reference.md, docs/verifier.md, docs/decoder.md).
+"""The conformance engine (docs/reference.md §7, docs/verifier.md, docs/decoder.md).
 
 One public call per level, one engine behind them:
 
 * :func:`check_verifier` - any :class:`specdec.protocols.TokenVerifier`;
 * :func:`check_multidraft` - any :class:`specdec.protocols.MultiDraftVerifier`;
+* :func:`check_tree` - any :class:`specdec.protocols.TreeVerifier`;
 * :func:`check_decoder` - any :class:`specdec.protocols.Decoder` against a target law;
 * :func:`check_law` - one goodness-of-fit check, for a test's own sampler.
 
@@ -13,8 +14,8 @@ reports a verdict that says what was tested (PASS / INCONCLUSIVE / FAIL).
 """
 
 from .budget import BudgetExhausted, ErrorBudget
-from .cases import ChainCase, MultiDraftCase, TokenCase
-from .catalogue import chain_cases, multidraft_cases, pair, pair_names, token_cases
+from .cases import ChainCase, MultiDraftCase, TokenCase, TreeCase
+from .catalogue import chain_cases, multidraft_cases, pair, pair_names, token_cases, tree_cases
 from .checks import Check
 from .console import Console
 from .decoder import check_decoder
@@ -23,7 +24,7 @@ from .plan import SampleRequest
 from .subject import CallGuard, SubjectError, SubjectFailure
 from .report import Report
 from .single import check_law
-from .verifier import check_multidraft, check_verifier
+from .verifier import check_multidraft, check_tree, check_verifier
 
 __all__ = [
     "BudgetExhausted",
@@ -39,13 +40,16 @@ __all__ = [
     "SubjectError",
     "SubjectFailure",
     "TokenCase",
+    "TreeCase",
     "chain_cases",
     "check_decoder",
     "check_law",
     "check_multidraft",
+    "check_tree",
     "check_verifier",
     "multidraft_cases",
     "pair",
     "pair_names",
     "token_cases",
+    "tree_cases",
 ]

@@ -1,4 +1,4 @@
-"""One family-wise false-alarm rate for a whole run of checks (SPEC §7; docs/reference.md).
+"""One family-wise false-alarm rate for a whole run of checks (docs/reference.md §7).
 
 An :class:`ErrorBudget` holds a family-wise alpha and a capacity of M checks.
 Every check of the run gets alpha / M: a report of m checks is allotted
@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .._checks import as_float, as_int
+from .checks import sample_size
 
 
 class BudgetExhausted(RuntimeError):
@@ -68,8 +69,6 @@ class ErrorBudget:
     def sample_size(self, law, tv: float) -> int:
         """n planned for one check of this budget: every deviation of TV >= ``tv`` from ``law``
         is caught with power 0.99 at the per-check alpha (F34, on the pooled bins)."""
-        from .single import sample_size
-
         return sample_size(law, tv, self.per_check_alpha)
 
     def summary_lines(self) -> list[str]:

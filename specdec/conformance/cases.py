@@ -12,6 +12,8 @@ defined in docs/reference.md).
   exact chain law (F35) and a deviation is located by position and prefix (F36).
 * :class:`MultiDraftCase` - k drafts at one position: the emitted token vs p and the
   acceptance vs the optimum alpha*_k (F7-F10), or p(children) for distinct children.
+* :class:`TreeCase` - a draft tree over random conditional tables: a decoder driven by a tree
+  verifier emits L tokens (F35, located by F36); the acceptance at the root vs its optimum.
 
 ``drafter="point_mass"`` draws the drafts from the draft rows but passes
 ``draft_probs=None``: the deterministic-drafter path (E5), for which the emitted
@@ -42,6 +44,10 @@ SEES_CHAIN = (
 )
 SEES_MULTIDRAFT = "the multi-draft rule's output law (F11-F15; L6: a missing residual update)"
 SEES_MULTIDRAFT_ACCEPTANCE = "acceptance above the proven optimum alpha*_k (F7-F10) or p(children) (F15)"
+SEES_TREE = (
+    "every node of the tree and every context: the residual update between siblings (L6), which node's row a "
+    "child reads, the bonus row at a leaf, the path kept after an accept (F14, F15; F35, located by F36)"
+)
 
 
 def _rows(name: str, values, ndim: int) -> torch.Tensor:
@@ -214,3 +220,63 @@ class MultiDraftCase:
         if self.children == "distinct":
             return float(target[self.child_tokens()].sum())
         return multidraft_optimum(target, draft, self.num_drafts)
+
+
+@dataclass(frozen=True)
+class TreeCase:
+    """A draft tree (``parents``, as :func:`specdec.laws.tree.tree_shape` reads it) over random
+    conditional tables from a seed, as :class:`ChainCase`'s; ``children`` "iid" (a node's children
+    drawn i.i.d. from its draft row, F14) or "distinct" (its m children the draft row's m most likely
+    tokens, lowest id first among ties, point masses, F15)."""
+
+    name: str
+    vocab: int
+    parents: tuple[int, ...]
+    length: int
+    seed: int
+    children: str = "iid"
+    sharpness: float = 1.5
+    dtype: torch.dtype = torch.float64
+    note: str = ""
+
+    def __post_init__(self) -> None:
+        from ..laws.tree import tree_shape
+
+        shape = tree_shape(self.parents)
+        object.__setattr__(self, "parents", shape.parents)
+        object.__setattr__(self, "vocab", as_int("vocab", self.vocab, minimum=2, maximum=64))
+        object.__setattr__(self, "length", as_int("length", self.length, minimum=1, maximum=8))
+        as_choice("children", self.children, ("iid", "distinct"))
+        if self.children == "distinct" and shape.width > self.vocab:
+            raise ValueError(f"{self.name}: a node has {shape.width} distinct children but V = {self.vocab}")
+        _check_dtype(self.dtype)
+        object.__setattr__(self, "_chain", ChainCase(self.name, self.vocab, min(shape.max_depth, 8), self.length, self.seed,
+                                                     sharpness=self.sharpness, dtype=self.dtype))
+
+    @property
+    def depth(self) -> int:
+        return max(self._shape().depth)
+
+    def _shape(self):
+        from ..laws.tree import tree_shape
+
+        return tree_shape(self.parents)
+
+    def tables(self, role: str) -> torch.Tensor:
+        """The rows of every prefix of length 0..L-1+D, indexed as :meth:`ChainCase.tables`."""
+        return self._chain.tables(role)
+
+    def sequence_law(self) -> np.ndarray:
+        return self._chain.sequence_law()
+
+    def conditional(self, prefix: tuple[int, ...]) -> list[float]:
+        return self._chain.conditional(prefix)
+
+    def root_optimum(self) -> float:
+        """The acceptance bound at the root (the first step's first accept): alpha*_m for m i.i.d.
+        children (F9-F10), p(children) for distinct ones (F15)."""
+        p, q = exact_law(self.tables("target")[0]), exact_law(self.tables("draft")[0])
+        m = len(self._shape().children[0])
+        if self.children == "distinct":
+            return float(p[torch.argsort(-q, stable=True)[:m]].sum())
+        return multidraft_optimum(p, q, m)

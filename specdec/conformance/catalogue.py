@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from .cases import ChainCase, MultiDraftCase, TokenCase
+from .cases import ChainCase, MultiDraftCase, TokenCase, TreeCase
 
 VERSION = 2
 DATA = Path(__file__).parent / "data" / f"catalogue-v{VERSION}.json"
@@ -88,7 +88,7 @@ def _token(name: str, *, drafter: str = "sampled", dtype: torch.dtype = torch.fl
 def token_cases(which: str = "default") -> list[TokenCase]:
     """The verifier campaign's one-step cases (K = 2, rows rolled per position).
 
-    ``default``: the SPEC §3 pair, a peaked V=16 pair in float64, float32 and with
+    ``default``: the docs/reference.md §3 pair, a peaked V=16 pair in float64, float32 and with
     point-mass drafts, p == q (E2), disjoint supports, masses of 1e-30, V = 1, a
     top-k/temperature warped pair in float32 and a sparse pair at V = 1031 (two-level inverse
     CDF, not a multiple of 256, mass on the last id: B6).  ``full``: every pair of the catalogue, plus the default variants.
@@ -133,7 +133,7 @@ def chain_cases(which: str = "default") -> list[ChainCase]:
 
 
 def multidraft_cases(which: str = "default", *, children=("iid", "distinct")) -> list[MultiDraftCase]:
-    """k drafts at one position: SPEC §3's pair at k = 2, 3, a peaked V=6 pair, distinct children.
+    """k drafts at one position: docs/reference.md §3's pair at k = 2, 3, a peaked V=6 pair, distinct children.
 
     ``children``: the proposal kinds the subject supports ("iid": k i.i.d. drafts with
     draft_probs; "distinct": q's top-k tokens as deterministic children, draft_probs None).
@@ -178,8 +178,8 @@ def build_pairs() -> dict[str, tuple[list[float], list[float], str]]:
     rng6 = np.random.default_rng(42)
     peaked6 = [torch.from_numpy(np.exp(2.5 * rng6.standard_normal(6))) for _ in range(2)]
     pairs = {
-        "spec_section3": (t([0.5, 0.3, 0.2]), t([0.2, 0.3, 0.5]), "SPEC §3 table, k = 1: acceptance 0.7"),
-        "spec_section4": (t([1, 2]), t([2, 1]), "SPEC §4 worked example, one token: acceptance 2/3"),
+        "spec_section3": (t([0.5, 0.3, 0.2]), t([0.2, 0.3, 0.5]), "docs/reference.md §3 table, k = 1: acceptance 0.7"),
+        "spec_section4": (t([1, 2]), t([2, 1]), "docs/reference.md §4 worked example, one token: acceptance 2/3"),
         "equal": (t([0.1, 0.2, 0.3, 0.4]), t([0.1, 0.2, 0.3, 0.4]), "E2: p == q, the residual is empty"),
         "disjoint": (t([0.5, 0.5, 0, 0]), t([0, 0, 0.25, 0.75]), "beta = 0: every draft is rejected"),
         "one_hot_mismatch": (t([0, 1, 0]), t([1, 0, 0]), "greedy target, wrong draft"),
@@ -222,3 +222,29 @@ def write() -> None:
 
 if __name__ == "__main__":
     write()
+
+
+def tree_cases(which: str = "default", *, children=("iid", "distinct")) -> list[TreeCase]:
+    """Draft trees of depth 2-3 and width 2-3 over random conditional tables, i.i.d. and distinct children.
+
+    ``children``: the proposal kinds the subject supports (a target-only tree sampler: "distinct").
+    """
+    shapes = {
+        "depth 2, width 2": (-1, 0, 0, 1, 1),  # a binary tree: two children at the root, two under the first
+        "depth 3, width 3": (-1, 0, 0, 0, 1, 1, 2, 4),  # three at the root, a path of three under the first
+        "depth 2, width 3 full": (-1, 0, 0, 0, 1, 1, 1, 2, 2, 2),
+    }
+    if which not in ("default", "full"):
+        raise ValueError(f"which must be 'default' or 'full', got {which!r}")
+    cases = []
+    for kind in children:
+        as_tuple = ("iid", "distinct")
+        if kind not in as_tuple:
+            raise ValueError(f"children must hold 'iid' and/or 'distinct', got {kind!r}")
+        cases += [
+            TreeCase(f"tree {name} {kind} V=4 L=3", vocab=4, parents=parents, length=3, seed=11 + i, children=kind)
+            for i, (name, parents) in enumerate(shapes.items()) if which == "full" or i < 2
+        ]
+        cases.append(TreeCase(f"tree depth 2, width 2 {kind} V=3 L=4 float32", vocab=3, parents=shapes["depth 2, width 2"],
+                              length=4, seed=21, children=kind, dtype=torch.float32))
+    return cases

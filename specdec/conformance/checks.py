@@ -1,8 +1,8 @@
 """One statistical check: its sample size before sampling, its test and its readable result.
 
-* :func:`planned_sample_size` / :func:`detectable` - power planning on the bins the
-  test will really use.  Pearson's test runs on cells pooled from expected counts
-  (SPEC §7), so its power is that of the pooled bins; a deviation hidden inside the
+* :func:`planned_sample_size` / :func:`detectable` / :func:`sample_size` - power planning on the bins
+  the test will really use (the one place it is done: the engine, the budget and the reports use it).  Pearson's test runs on cells pooled from expected counts
+  (docs/reference.md §7), so its power is that of the pooled bins; a deviation hidden inside the
   rare bin has TV at most the rare bin's mass r (TV_pooled >= TV - r).  The
   detectable TV stated is therefore sqrt(lambda(bins - 1) / 4n) + r (F32-F34).
 * :func:`gof_check` - support check first, then Pearson on pooled bins, or the
@@ -22,8 +22,9 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import stats as sps
 
+from .._checks import as_float, as_law
 from ..stats.gof import goodness_of_fit, monte_carlo_gof, pool_bins
-from ..stats.power import POWER, required_noncentrality
+from ..stats.power import POWER, pooled_detectable_tv
 
 MC_RESAMPLES = 200_000  # Monte-Carlo test (F31) when n is too small for two pooled bins
 
@@ -73,23 +74,8 @@ def _tokens(rows) -> str:
 
 
 def detectable(law: np.ndarray, n: int, alpha: float, power: float = POWER) -> tuple[float, int, float]:
-    """(detectable TV, pooled bins, rare mass) of a test of ``n`` samples against ``law``.
-
-    A law with one outcome can only be departed from by mass outside its support,
-    which the support check sees with probability 1 - (1 - TV)^n.  Likewise when the
-    cells pool into one bin: a deviation then has to move mass into cells that expect
-    almost nothing (the Monte-Carlo test flags outcomes there), at TV up to the rare mass.
-    """
-    if int((law > 0).sum()) == 1:
-        return 1 - (1 - power) ** (1 / n), 1, 0.0
-    groups = pool_bins(n * law)
-    bins = int(groups.max(initial=-1)) + 1
-    expected = n * law
-    rare = float(law[(expected > 0) & (expected < 5)].sum())
-    if bins < 2:
-        big = float(law[expected >= 5].sum())
-        return min(1.0, 1 - (1 - power) ** (1 / n) + (1 - big)), bins, rare
-    return min(1.0, math.sqrt(required_noncentrality(bins, alpha=alpha, power=power) / (4 * n)) + rare), bins, rare
+    """(detectable TV, pooled bins, rare mass): :func:`specdec.stats.power.pooled_detectable_tv`."""
+    return pooled_detectable_tv(law, n, alpha, power)
 
 
 def planned_sample_size(law: np.ndarray, tv: float, alpha: float, *, power: float = POWER, max_n: int) -> int:
@@ -171,3 +157,13 @@ def acceptance_check(name: str, sees: str, hits: int, n: int, invalid: int, opti
         name, "acceptance", sees, "exact binomial (above the optimum)", z, above, n, 2, None, None,
         details={"acceptance": rate, "optimum": optimum, "p_below": below, "suboptimal": below <= alpha},
     )
+
+
+def sample_size(law, tv: float, alpha: float, *, max_n: int = 10**8) -> int:
+    """n planned before sampling: every deviation of TV >= ``tv`` from ``law`` is caught with power 0.99.
+    A ValueError when even ``max_n`` samples cannot."""
+    law = as_law("law", law, ndim=1).numpy()
+    tv = as_float("tv", tv, minimum=0.0, maximum=1.0, low_open=True, high_open=True)
+    if detectable(law, max_n, alpha)[0] > tv:
+        raise ValueError(f"no test of at most {max_n:,} samples detects TV {tv:g} from this law at alpha {alpha:.1e}")
+    return planned_sample_size(law, tv, alpha, max_n=max_n)

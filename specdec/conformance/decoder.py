@@ -24,11 +24,11 @@ from typing import Sequence
 from scipy import stats as sps
 
 from .._checks import as_int
-from ..laws.block import accepted_count_law, block_law
-from ..laws.chain import acceptance_profile, tokens_per_step_moments
 from ..laws.sequence import eos_ids, sequence_law
 from ..laws.target import as_target_law, check_contexts
 from ..protocols import SpeculationCounter, StepRecorder, TargetLaw
+from ..schemes import get as get_scheme
+from ..schemes import names
 from .budget import ErrorBudget
 from .checks import Check
 from .console import Console
@@ -58,16 +58,10 @@ class _CachedLaw:
         return self.rows[context]
 
 
-def _moments(rule: str, target, draft, context: tuple, num_draft_tokens: int, vocab: int) -> tuple[float, float]:
-    """Mean and variance of the tokens emitted by one step at ``context`` (F26-F27, or F20's law for blocks)."""
-    target_fn = lambda prefix: target(context + prefix)  # noqa: E731
-    draft_fn = lambda prefix: draft(context + prefix)  # noqa: E731
-    if rule == "token":
-        mean, _, var = tokens_per_step_moments(acceptance_profile(target_fn, draft_fn, num_draft_tokens))
-        return mean, var
-    tau = accepted_count_law(block_law(lambda p: target_fn(p).tolist(), lambda p: draft_fn(p).tolist(), num_draft_tokens, vocab), num_draft_tokens)
-    mean = sum((i + 1) * float(p) for i, p in enumerate(tau))
-    return mean, sum((i + 1) ** 2 * float(p) for i, p in enumerate(tau)) - mean * mean
+def _moments(rule: str, target, draft, context: tuple, num_draft_tokens: int) -> tuple[float, float]:
+    """Mean and variance of the tokens emitted by one step at ``context``: the registered scheme's
+    ``moments`` (F26-F27 for the token rule, F20's law for blocks)."""
+    return get_scheme(rule, shape="chain").moments(lambda prefix: target(context + prefix), lambda prefix: draft(context + prefix), num_draft_tokens)
 
 
 def acceptance_z_check(decoder, target: TargetLaw, prompts, *, length: int, seed: int, rows: int = 256,
@@ -85,7 +79,7 @@ def acceptance_z_check(decoder, target: TargetLaw, prompts, *, length: int, seed
         for context, num_draft_tokens, accepted in decoder.last_steps():
             if num_draft_tokens == 0:
                 continue
-            mean, var = _moments(decoder.acceptance_rule, target_law, draft_law, tuple(context), num_draft_tokens, target.vocab_size)
+            mean, var = _moments(decoder.acceptance_rule, target_law, draft_law, tuple(context), num_draft_tokens)
             deviation += accepted + 1 - mean
             variance += var
             measured += accepted + 1
@@ -106,8 +100,10 @@ def _f28_applies(decoder) -> str | None:
         return "the decoder does not expose its steps (specdec.protocols.StepRecorder)"
     if decoder.draft_law is None:
         return "the draft cannot state its law per context (e.g. prompt lookup)"
-    if decoder.acceptance_rule not in ("token", "block"):
-        return f"the verifier's acceptance rule is unknown ({decoder.acceptance_rule!r}; set .acceptance_rule = 'token' or 'block')"
+    rule = decoder.acceptance_rule
+    if rule not in names("chain"):
+        return (f"the verifier implements no registered chain scheme ({rule!r}; known: {', '.join(names('chain'))}; "
+                "specdec.schemes.declare(your_verifier, NAME) says which)")
     return None
 
 

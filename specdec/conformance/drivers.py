@@ -34,7 +34,7 @@ from .cases import (
 from .checks import acceptance_check, gof_check
 from ..protocols import ContractError
 from ..verify.result import read_verification
-from .engine import CHUNK_ELEMENTS, ChunkKey, Stream, outcome_counts
+from .engine import ChunkKey, Stream, outcome_counts
 from .subject import CallGuard
 
 _DIRECT = CallGuard(None)  # no timeout: the subject runs in the calling thread

@@ -27,7 +27,7 @@ from typing import Callable, Sequence
 import numpy as np
 import torch
 
-from .._checks import as_float, as_int
+from .._checks import as_float, as_seed
 from ..stats.multiplicity import holm
 from .budget import ErrorBudget
 from .checks import Check, detectable
@@ -148,7 +148,7 @@ def run(
 ) -> Report:
     """Plan, sample, judge and report (see the module docstring)."""
     started = time.perf_counter()
-    seed = as_int("seed", seed, minimum=0, maximum=2**63 - 1)
+    seed = as_seed(seed)
     rank, world = _process_group()
     if rank:  # one voice per campaign
         console = Console()

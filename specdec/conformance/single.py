@@ -18,7 +18,7 @@ import torch
 
 from .._checks import as_float, as_law
 from .budget import ErrorBudget
-from .checks import Check, detectable, gof_check, planned_sample_size
+from .checks import Check, gof_check
 
 
 def _ids(outcomes) -> np.ndarray:
@@ -52,13 +52,3 @@ def check_law(outcomes, law, *, name: str, budget: ErrorBudget | None = None, al
     if entry is not None:
         entry.checks.append(check)
     return check
-
-
-def sample_size(law, tv: float, alpha: float, *, max_n: int = 10**8) -> int:
-    """n planned before sampling: every deviation of TV >= ``tv`` from ``law`` is caught with power 0.99.
-    A ValueError when even ``max_n`` samples cannot."""
-    law = as_law("law", law, ndim=1).numpy()
-    tv = as_float("tv", tv, minimum=0.0, maximum=1.0, low_open=True, high_open=True)
-    if detectable(law, max_n, alpha)[0] > tv:
-        raise ValueError(f"no test of at most {max_n:,} samples detects TV {tv:g} from this law at alpha {alpha:.1e}")
-    return planned_sample_size(law, tv, alpha, max_n=max_n)

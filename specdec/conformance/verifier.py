@@ -1,18 +1,19 @@
-"""check_verifier and check_multidraft: conformance reports of verifiers (docs/verifier.md)."""
+"""check_verifier, check_multidraft and check_tree: conformance reports of verifiers (docs/verifier.md)."""
 
 from __future__ import annotations
 
 from typing import Sequence
 
 from .budget import ErrorBudget
-from .cases import ChainCase, MultiDraftCase, TokenCase
-from .catalogue import chain_cases, multidraft_cases, token_cases
+from .cases import ChainCase, MultiDraftCase, TokenCase, TreeCase
+from .catalogue import chain_cases, multidraft_cases, token_cases, tree_cases
 from .console import Console
 from .drivers import chain_stream, multidraft_stream, token_stream
 from .engine import resolve_device, run, subject_name
 from .plan import DEFAULT_MAX_N, SampleRequest
 from .report import Report
 from .subject import DEFAULT_CALL_TIMEOUT, CallGuard
+from .tree_stream import tree_stream
 
 
 def _cases(name: str, values, kind, default):
@@ -112,5 +113,47 @@ def check_multidraft(
     streams = [multidraft_stream(verifier, c, device, guard=guard) for c in cases]
     return run(
         name or subject_name(verifier), "multi-draft verifier", streams, request, seed=seed, family_alpha=family_alpha,
+        budget=budget, device=device, console=console or Console.auto(),
+    )
+
+
+def check_tree(
+    verifier,
+    *,
+    cases: Sequence[TreeCase] | None = None,
+    children=("iid", "distinct"),
+    tv: float | None = 0.01,
+    time_budget: float | None = None,
+    n: int | None = None,
+    max_n: int = DEFAULT_MAX_N,
+    chunk_size: int | None = None,
+    seed: int = 0,
+    family_alpha: float = 1e-6,
+    budget: ErrorBudget | None = None,
+    device=None,
+    console: Console | None = None,
+    name: str | None = None,
+    call_timeout: float | None = DEFAULT_CALL_TIMEOUT,
+) -> Report:
+    """Conformance report of a tree verifier (:class:`specdec.protocols.TreeVerifier`).
+
+    Per :class:`TreeCase` (default: :func:`tree_cases`, trees of depth 2-3 and width 2-3): the first L
+    tokens of a decoder driven by the verifier vs the chain law (F35, located by F36), and the
+    acceptance at the root vs its optimum (alpha*_m, F9-F10; p(children) for distinct children, F15):
+    above it fails.  ``children`` picks the default cases a subject supports ("iid" trees pass
+    draft_probs, "distinct" trees pass None: a target-only sampler takes "distinct" only).  Other
+    arguments as in :func:`check_verifier`.
+    """
+    if not callable(verifier):
+        raise TypeError(f"verifier must be callable (specdec.protocols.TreeVerifier), got {type(verifier).__name__}")
+    request = SampleRequest(tv, time_budget, n, max_n, chunk_size)
+    cases = _cases("cases", cases, TreeCase, lambda: tree_cases(children=children))
+    if not cases:
+        raise ValueError("give at least one case")
+    device = resolve_device(device)
+    guard = CallGuard(call_timeout, device=device)
+    streams = [tree_stream(verifier, c, device, guard=guard) for c in cases]
+    return run(
+        name or subject_name(verifier), "tree verifier", streams, request, seed=seed, family_alpha=family_alpha,
         budget=budget, device=device, console=console or Console.auto(),
     )

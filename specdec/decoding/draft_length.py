@@ -1,7 +1,7 @@
 """How many tokens to draft each step: a fixed K, or K chosen from recent acceptance by F24.
 
 :class:`AdaptiveDraftLength` keeps an exponentially decayed count of accepted and
-verified draft tokens (the pooled acceptance rate of SPEC §6, weighted towards recent
+verified draft tokens (the pooled acceptance rate of docs/reference.md §6, weighted towards recent
 steps) and drafts K* = argmax_K of F23, found by F24's scan, using the draft's cost
 per token rho and the measured cost of verifying K + 1 tokens.  A prior of
 ``prior_weight`` verified tokens at ``prior_acceptance`` starts it, and the decay
@@ -31,6 +31,10 @@ class FixedDraftLength:
 
     def observe(self, num_draft_tokens: int, num_accepted: Sequence[int]) -> None:
         """A fixed K ignores what was accepted."""
+
+    @property
+    def max_draft_tokens(self) -> int:
+        return self.num_draft_tokens
 
     def __repr__(self) -> str:
         return f"FixedDraftLength({self.num_draft_tokens})"
@@ -87,7 +91,7 @@ class AdaptiveDraftLength:
         return max(k, self.min_draft_tokens)
 
     def observe(self, num_draft_tokens: int, num_accepted: Sequence[int]) -> None:
-        """Decay the counts by one step and add this step's accepted / verified drafts (SPEC §6)."""
+        """Decay the counts by one step and add this step's accepted / verified drafts (docs/reference.md §6)."""
         self._accepted *= self.decay
         self._verified *= self.decay
         for accepted in num_accepted:

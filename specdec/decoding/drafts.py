@@ -1,4 +1,4 @@
-"""Draft sources for the decoding loop (SPEC §1), behind :class:`specdec.protocols.DraftSource`.
+"""Draft sources for the decoding loop (docs/reference.md §1), behind :class:`specdec.protocols.DraftSource`.
 
 A draft source proposes up to K tokens per batch row and says how they were drawn:
 ``Proposal.probs`` is the (B, K, V) distribution each token was really sampled

@@ -1,7 +1,7 @@
 """A causal LM with a KV cache whose batch rows hold different numbers of tokens.
 
 Speculative decoding accepts a different number of drafts in every batch row
-(PEERS B13: batch > 1 is where peers broke).  Rows share one transformers
+(B13: batch > 1 is where peers broke).  Rows share one transformers
 ``DynamicCache``, so they share its slot axis; :class:`RaggedCache` records, per
 row and slot, which context position the slot holds (``-1``: none).  That map
 *is* the attention mask (valid slots) and the position ids (the positions), so

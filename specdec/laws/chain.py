@@ -1,4 +1,4 @@
-"""Exact laws of token verification on a chain of conditional tables (SPEC §6, F26-F27).
+"""Exact laws of token verification on a chain of conditional tables (docs/reference.md §6, F26-F27).
 
 A chain is given by ``target_fn(prefix)`` and ``draft_fn(prefix)``: the target's and
 the draft's next-token probabilities after the drafted ``prefix`` (a tuple of ids,

@@ -1,4 +1,4 @@
-"""LP oracles for the transport view of verification (SPEC §2, §3), solved with scipy HiGHS.
+"""LP oracles for the transport view of verification (docs/reference.md §2, §3), solved with scipy HiGHS.
 
 These are independent cross-checks of the closed forms in :mod:`specdec.laws.transport`;
 the solver is not trusted blindly: :func:`certificate` checks primal = dual
@@ -33,7 +33,7 @@ HIGHS_OPTIONS = {"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolera
 
 def normalized_pair(target_probs, draft_probs) -> tuple[np.ndarray, np.ndarray]:
     """float64 numpy vectors, checked and renormalised in float64 by the one policy
-    (:func:`specdec._checks.as_law`; SPEC §2: renormalise before solving)."""
+    (:func:`specdec._checks.as_law`; docs/reference.md §2: renormalise before solving)."""
     target, draft = as_law_pair(target_probs, draft_probs, ndim=1)
     return target.numpy(), draft.numpy()
 

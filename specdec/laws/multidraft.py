@@ -1,4 +1,4 @@
-"""Exact laws and closed forms of multi-draft verification at one position (SPEC §3).
+"""Exact laws and closed forms of multi-draft verification at one position (docs/reference.md §3).
 
 * K-SEQ (SpecTr, F11-F13): :func:`kseq_rho` (rho* by vectorised bisection on [1, k]),
   :func:`kseq_acceptance` = 1 - (1 - beta(rho*))^k, :func:`kseq_law` by enumeration.
@@ -60,7 +60,7 @@ def _vectors(target_probs, draft_probs, num_drafts) -> tuple[torch.Tensor, torch
 
 
 def kseq_acceptance(target_probs, draft_probs, num_drafts: int) -> float:
-    """Closed form of K-SEQ's acceptance: 1 - (1 - beta(rho*))^k (SPEC §3.3); vectors, float64."""
+    """Closed form of K-SEQ's acceptance: 1 - (1 - beta(rho*))^k (docs/reference.md §3.3); vectors, float64."""
     target, draft, k, _ = _vectors(target_probs, draft_probs, num_drafts)
     rho = kseq_rho(target, draft, k)
     return float(1 - (1 - _beta(target, draft, rho)) ** k)

@@ -1,4 +1,4 @@
-"""Exact law of the first L tokens a lossless decoder emits (SPEC §7, F35; docs/reference.md).
+"""Exact law of the first L tokens a lossless decoder emits (docs/reference.md §7, F35; docs/reference.md).
 
 A lossless speculative decoder emits, after ``prompt``, the first L tokens with
 the law of sampling the target autoregressively under the same warpers (E6), EOS

@@ -1,4 +1,4 @@
-"""Predicted tokens per step and speedup (SPEC §6, F22-F25; docs/reference.md).
+"""Predicted tokens per step and speedup (docs/reference.md §6, F22-F25; docs/reference.md).
 
 K (``num_draft_tokens``) is the number of drafted tokens per step; alpha an
 acceptance probability; c (``cost_ratio``) = T_draft / T_target.  The measured

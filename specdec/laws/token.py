@@ -1,4 +1,4 @@
-"""Exact laws of one token-level verification step, in float64 (SPEC §1, §2; docs/reference.md).
+"""Exact laws of one token-level verification step, in float64 (docs/reference.md §1, §2; docs/reference.md).
 
 * :func:`acceptance_probability` - beta = sum min(p, q) = 1 - TV (F1).
 * :func:`residual_distribution` - r = (p - q)+ / (1 - beta), the target when empty (F3, E2: a mass

@@ -1,4 +1,4 @@
-"""Optimal transport view of verification (SPEC §2, §3; docs/reference.md).
+"""Optimal transport view of verification (docs/reference.md §2, §3; docs/reference.md).
 
 The token verifier's joint law of (output, draft) is the optimal plan of
 max sum_i Pi_ii s.t. Pi 1 = p, Pi^T 1 = q (F5), whose optimum is beta = 1 - TV (F1).

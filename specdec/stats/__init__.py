@@ -1,4 +1,4 @@
-"""Statistics of the conformance engine (SPEC §7; docs/reference.md): power planning
+"""Statistics of the conformance engine (docs/reference.md §7): power planning
 (F32-F34), goodness of fit (F29-F31), Holm's procedure, F36 localisation."""
 
 from .gof import GofResult, goodness_of_fit, monte_carlo_gof, pool_bins

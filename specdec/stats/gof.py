@@ -1,4 +1,4 @@
-"""One-sample goodness-of-fit tests against an exact law (SPEC §7, F29-F31; docs/reference.md).
+"""One-sample goodness-of-fit tests against an exact law (docs/reference.md §7, F29-F31; docs/reference.md).
 
 * :func:`pool_bins` - bins chosen from expected counts only, never from observed ones:
   every cell expecting fewer than 5 joins one "rare" bin; a rare bin still below 5

@@ -1,4 +1,4 @@
-"""Where a sequence-level deviation sits: the per-prefix G decomposition (SPEC §7, F36).
+"""Where a sequence-level deviation sits: the per-prefix G decomposition (docs/reference.md §7, F36).
 
 For outcomes that are token sequences, the G statistic over whole sequences splits
 exactly into one term per prefix u (|u| < L):

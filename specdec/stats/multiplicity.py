@@ -1,4 +1,4 @@
-"""Family-wise error control across the checks of a report (SPEC §7; docs/reference.md)."""
+"""Family-wise error control across the checks of a report (docs/reference.md §7)."""
 
 from __future__ import annotations
 

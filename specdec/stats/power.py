@@ -1,4 +1,4 @@
-"""Sample sizes planned from power (SPEC §7, F32-F34; docs/reference.md).
+"""Sample sizes planned from power (docs/reference.md §7, F32-F34; docs/reference.md).
 
 Under an alternative pi, Pearson's X^2 on K cells is approximately noncentral
 chi-square with K-1 degrees of freedom and lambda = n sum (pi - P)^2 / P (F32).
@@ -7,8 +7,9 @@ At total-variation distance TV = eps, Cauchy-Schwarz gives sum (pi - P)^2 / P >=
 that detects *every* law at TV eps with power 1 - beta at level alpha solves
 ncx2.sf(chi2.isf(alpha, K-1), K-1, 4 n eps^2) = 1 - beta (F34).
 
-* :func:`required_sample_size` - that n (SPEC §7's table, to the sample).
-* :func:`detectable_tv` - its inverse: the TV a test of n samples catches.
+* :func:`required_sample_size` - that n (docs/reference.md §7's table, to the sample).
+* :func:`detectable_tv` - the TV a test of n samples of a law catches, on the bins the test
+  really uses (pooled, plus the rare mass): the number every report prints.
 * :func:`sample_size_for_alternative` - n for one known alternative (a mutant's
   exact law), from its exact lambda per sample.
 """
@@ -22,6 +23,7 @@ import numpy as np
 from scipy import optimize, stats
 
 from .._checks import INT64_MAX, as_float, as_int, as_law
+from .gof import pool_bins
 
 POWER = 0.99
 
@@ -60,10 +62,35 @@ def required_sample_size(num_bins: int, tv: float, *, alpha: float, power: float
     return max(1, math.ceil(n))
 
 
-def detectable_tv(num_bins: int, n: int, *, alpha: float, power: float = POWER) -> float:
-    """The smallest TV distance detected with ``power`` by a level-``alpha`` test of ``n`` samples."""
+def detectable_tv(law, n: int, *, alpha: float, power: float = POWER) -> float:
+    """The smallest TV distance from ``law`` that a level-``alpha`` test of ``n`` samples detects with
+    ``power``: the number every report prints (:func:`pooled_detectable_tv`).  For a law of K equal
+    cells with n / K >= 5 it is sqrt(lambda(K) / 4n), the inverse of :func:`required_sample_size`."""
+    law = as_law("law", law, ndim=1).numpy()
     n = as_int("n", n, minimum=1, maximum=INT64_MAX)
-    return math.sqrt(required_noncentrality(num_bins, alpha=alpha, power=power) / (4 * n))
+    alpha, power = _check_levels(alpha, power)
+    return pooled_detectable_tv(law, n, alpha, power)[0]
+
+
+def pooled_detectable_tv(law: np.ndarray, n: int, alpha: float, power: float = POWER) -> tuple[float, int, float]:
+    """(detectable TV, pooled bins, rare mass) of the test the engine runs on ``n`` samples of ``law``.
+
+    Pearson's test runs on bins pooled from expected counts (F29), so its power is that of the pooled
+    bins; a deviation hidden inside the rare bin has TV at most the rare bin's mass r, so the TV
+    stated is sqrt(lambda(bins - 1) / 4n) + r (F32-F34).  A law with one outcome can only be departed
+    from by mass outside its support, which the support check sees with probability
+    1 - (1 - TV)^n; likewise when the cells pool into one bin (at TV up to the rare mass)."""
+    if int((law > 0).sum()) == 1:
+        return -math.expm1(math.log1p(-power) / n), 1, 0.0  # 1 - (1 - power)^(1/n), exact for huge n
+    groups = pool_bins(n * law)
+    bins = int(groups.max(initial=-1)) + 1
+    expected = n * law
+    rare = float(law[(expected > 0) & (expected < 5)].sum())
+    if bins < 2:
+        big = float(law[expected >= 5].sum())
+        return min(1.0, -math.expm1(math.log1p(-power) / n) + (1 - big)), bins, rare
+    return min(1.0, math.sqrt(required_noncentrality(bins, alpha=alpha, power=power) / (4 * n)) + rare), bins, rare
+
 
 
 def sample_size_for_alternative(law, target, *, alpha: float, power: float = POWER) -> float:
@@ -101,9 +128,3 @@ def sample_size_for_alternative(law, target, *, alpha: float, power: float = POW
         else:
             lo = mid + 1
     return lo
-
-
-def exact_tv(law, target) -> float:
-    """Total-variation distance 1/2 sum |law - target| of two laws on the same cells."""
-    law, target = np.asarray(law, dtype=np.float64), np.asarray(target, dtype=np.float64)
-    return 0.5 * float(np.abs(law - target).sum())

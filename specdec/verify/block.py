@@ -1,4 +1,4 @@
-"""Block verification (SPEC §4, F16-F19; Sun et al., ICLR 2025, arXiv 2403.10444, Alg. 2), batched.
+"""Block verification (docs/reference.md §4, F16-F19; Sun et al., ICLR 2025, arXiv 2403.10444, Alg. 2), batched.
 
 For drafts x_1..x_g ~ q with q_i = q(.|c, x_<i), p_i = p(.|c, x_<i), i <= g+1:
 

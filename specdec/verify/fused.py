@@ -36,7 +36,6 @@ from .result import VerifyResult
 
 BLOCK = 8192  # vocabulary entries per step of the passes (fewer for small vocabularies; tuned on an H100)
 NUM_WARPS = 16  # per row: one program of 512 threads
-acceptance_rule = "token"
 
 
 def available(device) -> bool:
@@ -154,7 +153,7 @@ def fused_step(draft_tokens, draft_probs, target_probs, uniforms, pad_id) -> Ver
     if device.type != "cuda" and not interpreting():
         raise ValueError(
             f"the fused verifier runs CUDA tensors, or {device} tensors under Triton's interpreter "
-            "(set TRITON_INTERPRET=1 before triton is imported); got tensors on {device}"
+            f"(set TRITON_INTERPRET=1 before triton is imported); got tensors on {device}"
         )
     block = min(BLOCK, max(128, 1 << (vocab - 1).bit_length()))
     _token_kernel[(batch,)](
@@ -194,4 +193,3 @@ def verify_tokens_fused_with_uniforms(draft_tokens, draft_probs, target_probs, u
     return fused_step(draft_tokens.long(), draft_probs, target_probs, uniforms, pad_id)
 
 
-verify_tokens_fused.acceptance_rule = acceptance_rule

@@ -1,4 +1,4 @@
-"""Greedy verification (SPEC E4): the explicit argmax path, with a fixed tie-break (lowest id).
+"""Greedy verification (E4, docs/reference.md): the explicit argmax path, with a fixed tie-break (lowest id).
 
 Not softmax(logits / 1e-8): that overflows and splits ties.  A draft is accepted
 iff it equals the target argmax; the emitted block is the target argmax at

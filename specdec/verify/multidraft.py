@@ -1,4 +1,4 @@
-"""Multi-draft verification at one position: k drafts, one emitted token (SPEC §3).
+"""Multi-draft verification at one position: k drafts, one emitted token (docs/reference.md §3).
 
 * :func:`verify_kseq` - SpecTr K-SEQ (F11-F13) for k i.i.d. drafts from q: accept
   draft i with probability min(1, p(x_i) / (rho* q(x_i))), the first accepted one

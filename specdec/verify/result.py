@@ -26,7 +26,7 @@ class VerifyResult:
 
 @dataclass(frozen=True)
 class MultiDraftResult:
-    """Outcome of one multi-draft verification step (SPEC §3) for B rows with k drafts each."""
+    """Outcome of one multi-draft verification step (docs/reference.md §3) for B rows with k drafts each."""
 
     token: torch.Tensor  # (B,) int64: the emitted token
     accepted_index: torch.Tensor  # (B,) int64: index of the accepted draft, -1 when every draft was rejected

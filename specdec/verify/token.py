@@ -1,4 +1,4 @@
-"""The reference token-level verifier (SPEC §1, F2-F4; docs/reference.md), batched and vectorised.
+"""The reference token-level verifier (docs/reference.md §1, F2-F4; docs/reference.md), batched and vectorised.
 
 Leviathan et al. 2023, Alg. 1; Chen et al. 2023, Alg. 2 (who call the target q).
 Edge cases: K = 0 emits one target token (the autoregressive step); draft_probs

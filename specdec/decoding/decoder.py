@@ -1,0 +1,92 @@
+"""The reference loop as a Decoder, a StepRecorder and a user's object (:class:`SpeculativeDecoder`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+import torch
+
+from .._checks import as_int, as_seed
+from .._hf import check_causal_lm, model_device, model_vocab_size
+from ..protocols import DraftLengthPolicy, DraftSource, TargetLaw
+from ..schemes import get as get_scheme
+from ..schemes import scheme_of
+from ..warpers import SamplingConfig
+from .drafts import ModelDraft
+from .loop import GenerationResult, check_prompts, generate
+
+
+def check_decoder_args(target, prompts, max_new_tokens, seed) -> tuple[list[list[int]], int, int]:
+    """Validate the shared decoder call ``(prompts, max_new_tokens, seed)``."""
+    max_new_tokens = as_int("max_new_tokens", max_new_tokens, minimum=1)
+    seed = as_seed(seed)
+    return check_prompts(prompts, model_vocab_size(target)), max_new_tokens, seed
+
+
+@dataclass
+class SpeculativeDecoder:
+    """The reference loop as a :class:`specdec.protocols.Decoder`:
+    ``decoder(prompts, max_new_tokens, seed) -> new-token lists``.
+
+    It is also a :class:`specdec.protocols.StepRecorder`, so the conformance engine can
+    compare its measured tokens per step with their exact expectation (F28).
+    ``last_result`` keeps the per-step counts of the latest call.
+    """
+
+    target: object
+    draft: DraftSource | None = None
+    num_draft_tokens: int | DraftLengthPolicy = 4
+    sampling: SamplingConfig = SamplingConfig()
+    eos_token_id: object = None
+    verifier: str | Callable = "token"
+    prob_dtype: torch.dtype = torch.float32
+    fused: bool | None = None
+    last_result: GenerationResult | None = field(default=None, repr=False)
+    _prompts: list[list[int]] = field(default_factory=list, repr=False)
+
+    def __post_init__(self) -> None:
+        check_causal_lm("target", self.target)
+        if self.draft is not None and not isinstance(self.draft, DraftSource):
+            self.draft = ModelDraft(self.draft)
+
+    def __call__(self, prompts, max_new_tokens: int, seed: int) -> list[list[int]]:
+        prompts, max_new_tokens, seed = check_decoder_args(self.target, prompts, max_new_tokens, seed)
+        self._prompts = [list(p) for p in prompts]
+        self.last_result = generate(
+            self.target,
+            self.draft,
+            prompts,
+            max_new_tokens=max_new_tokens,
+            num_draft_tokens=self.num_draft_tokens,
+            sampling=self.sampling,
+            eos_token_id=self.eos_token_id,
+            generator=torch.Generator(device=model_device(self.target)).manual_seed(seed),  # the seed checked once, above
+            verifier=self.verifier,
+            prob_dtype=self.prob_dtype,
+            fused=self.fused,
+        )
+        return self.last_result.tokens
+
+    def last_steps(self) -> list[tuple[tuple[int, ...], int, int]]:
+        """(context before the step, K, accepted) for every row-step of the last call."""
+        if self.last_result is None:
+            return []
+        tokens = self.last_result.tokens
+        return [
+            (tuple(self._prompts[row]) + tuple(tokens[row][:start]), step.num_draft_tokens, accepted)
+            for step in self.last_result.steps
+            for row, start, accepted in zip(step.rows, step.start, step.num_accepted)
+        ]
+
+    @property
+    def draft_law(self) -> TargetLaw | None:
+        return None if self.draft is None else self.draft.proposal_law(self.sampling)
+
+    @property
+    def acceptance_rule(self) -> str | None:
+        """The registered scheme the verifier implements (its name), or None when nothing says."""
+        if isinstance(self.verifier, str):
+            return get_scheme(self.verifier, shape="chain").name
+        scheme = scheme_of(self.verifier)
+        return None if scheme is None else scheme.name
