@@ -47,8 +47,11 @@ def test_the_sampled_path_passes_through_the_plugin(specdec_report, pytestconfig
 
 
 def test_the_sampled_path_passes_through_specdec_check(tmp_path, specdec_budget, pytestconfig):
+    from specdec.conformance import chain_cases, token_cases
+
     tv = pytestconfig.getoption("specdec_tv")
-    entry = specdec_budget.allot(31, "specdec check vLLM rejection_sample")  # the default campaign's 31 checks, from this run's budget
+    checks = 2 * len(token_cases()) + len(chain_cases())  # the default campaign: token cases 2 checks each, chains 1
+    entry = specdec_budget.allot(checks, "specdec check vLLM rejection_sample")  # from this run's budget
     path = tmp_path / "vllm.json"
     argv = [sys.executable, "-m", "specdec", "check", VERIFIER, "--tv", str(tv), "--device", "cpu", "--seed", "1",
             "--family-alpha", repr(entry.alpha), "--json", str(path)]
@@ -57,7 +60,7 @@ def test_the_sampled_path_passes_through_specdec_check(tmp_path, specdec_budget,
     print(done.stdout[-3000:], f"\n{time.perf_counter() - started:.0f} s")
     subject = json.loads(path.read_text())["subjects"][0]
     assert done.returncode == 0 and subject["verdict"] == "PASS", done.stdout[-4000:] + done.stderr[-2000:]
-    assert len(subject["checks"]) == 31 and subject["reached_tv"] <= tv * (1 + 1e-9)
+    assert len(subject["checks"]) == checks and subject["reached_tv"] <= tv * (1 + 1e-9)
 
 
 def greedy_inputs(batch, k, vocab, seed):
