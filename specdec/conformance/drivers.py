@@ -31,7 +31,7 @@ from .cases import (
     TokenCase,
     exact_law,
 )
-from .checks import acceptance_check, gof_check
+from .checks import Check, acceptance_check, gof_check
 from ..protocols import ContractError
 from ..verify.result import read_verification
 from .engine import ChunkKey, Stream, outcome_counts
@@ -113,20 +113,13 @@ def chain_stream(verifier, case: ChainCase, device: torch.device, *, guard: Call
     target_t = case.tables("target").to(device)  # (prefixes, V), the case's dtype
     draft_t = case.tables("draft").to(device)
     sampler = exact_law(case.tables("draft")).to(device)
-    cells = vocab**length
     law = case.sequence_law()
-    powers = torch.tensor([vocab ** (length - 1 - t) for t in range(length)], device=device)
 
     def draw(m: int, key: ChunkKey):
         g = key.generator()
-        out = torch.full((m, length + k + 1), -1, dtype=torch.long, device=device)
-        size = torch.zeros(m, dtype=torch.long, device=device)  # tokens emitted per row
-        code = torch.zeros(m, dtype=torch.long, device=device)  # base-V code of the emitted prefix
-        rows = torch.arange(m, device=device)
+        emission = Emission(m, length, k, vocab, device)
         for _ in range(length):  # every step emits at least one token
-            live = size < length
-            start = torch.where(live, size, 0)  # finished rows re-read the root rows; their output is ignored
-            codes = torch.where(live, code, 0)
+            start, codes = emission.contexts()
             target_rows, draft_rows, tokens = [], [], []
             for i in range(k + 1):
                 index = prefix_offset(vocab, start + i) + codes
@@ -144,27 +137,62 @@ def chain_stream(verifier, case: ChainCase, device: torch.device, *, guard: Call
             describe = lambda: f"chain {case.name} (batch {m:,}, K={k}, V={vocab}, L={length}, {case.dtype}, {case.drafter} drafts)"  # noqa: E731
             result = guard.call(verifier, (drafts, probs, torch.stack(target_rows, 1), g), describe)
             emitted, accepted = guard.read(lambda: read_verification(result, m, k), describe)
-            for j in range(k + 1):
-                take = live & (j <= accepted) & (size < length)
-                out[rows[take], size[take]] = emitted[take, j]
-                code = torch.where(take, code * vocab + emitted[:, j].clamp(0, vocab - 1), code)
-                size = size + take.long()
-        tokens = out[:, :length]
-        invalid = ((tokens < 0) | (tokens >= vocab)).any(1)
-        codes = (tokens.clamp(0, vocab - 1) * powers).sum(1)
-        return [outcome_counts(torch.where(invalid, cells, codes), cells)]
-
-    def label(code: int) -> str:
-        return "invalid" if code == cells else str(_digits(code, vocab, length))
+            emission.add(emitted, accepted)
+        return [emission.counts()]
 
     def evaluate(counts, alpha):
-        counts = counts[0]
-        check = gof_check(f"{case.name}: first {length} tokens vs chain law (F35)", "chain", SEES_CHAIN, counts, law, alpha=alpha, labels=label)
-        observed = {_digits(c, vocab, length): int(counts[c]) for c in np.flatnonzero(counts[:cells])}
-        check.location = prefix_decomposition(observed, case.conditional).describe()
-        return [check]
+        return [sequence_check(case, "chain", SEES_CHAIN, counts[0], law, alpha)]
 
-    return Stream(case.name, [law], 1, (k + 1) * (2 * vocab + 4) * length, [cells + 1], draw, evaluate)
+    return Stream(case.name, [law], 1, (k + 1) * (2 * vocab + 4) * length, [vocab**length + 1], draw, evaluate)
+
+
+class Emission:
+    """The first L tokens that a decoder driven by a verifier on a case's tables emits, per row, with
+    the base-V code of each row's emitted prefix (which picks its next table rows)."""
+
+    def __init__(self, rows: int, length: int, width: int, vocab: int, device) -> None:
+        self.length, self.vocab = length, vocab
+        self.out = torch.full((rows, length + width + 1), -1, dtype=torch.long, device=device)
+        self.size = torch.zeros(rows, dtype=torch.long, device=device)  # tokens emitted per row
+        self.code = torch.zeros(rows, dtype=torch.long, device=device)  # base-V code of the emitted prefix
+        self.rows = torch.arange(rows, device=device)
+        self.powers = torch.tensor([vocab ** (length - 1 - t) for t in range(length)], device=device)
+
+    @property
+    def live(self) -> torch.Tensor:
+        return self.size < self.length
+
+    def contexts(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """(prefix length, prefix code) per row; finished rows re-read the root rows (their output is ignored)."""
+        return torch.where(self.live, self.size, 0), torch.where(self.live, self.code, 0)
+
+    def add(self, emitted: torch.Tensor, accepted: torch.Tensor) -> None:
+        """Append each live row's accepted tokens and its one more token, up to L."""
+        live = self.live
+        for j in range(emitted.shape[1]):
+            take = live & (j <= accepted) & (self.size < self.length)
+            self.out[self.rows[take], self.size[take]] = emitted[take, j]
+            self.code = torch.where(take, self.code * self.vocab + emitted[:, j].clamp(0, self.vocab - 1), self.code)
+            self.size = self.size + take.long()
+
+    def counts(self) -> torch.Tensor:
+        """Counts of the first-L-token codes (V^L,), plus one last cell for rows with an invalid id."""
+        cells = self.vocab**self.length
+        tokens = self.out[:, : self.length]
+        invalid = ((tokens < 0) | (tokens >= self.vocab)).any(1)
+        codes = (tokens.clamp(0, self.vocab - 1) * self.powers).sum(1)
+        return outcome_counts(torch.where(invalid, cells, codes), cells)
+
+
+def sequence_check(case, kind: str, sees: str, counts, law, alpha: float) -> Check:
+    """The first L tokens vs the case's chain law (F35), located by F36."""
+    vocab, length = case.vocab, case.length
+    cells = vocab**length
+    label = lambda code: "invalid" if code == cells else str(_digits(code, vocab, length))  # noqa: E731
+    check = gof_check(f"{case.name}: first {length} tokens vs chain law (F35)", kind, sees, counts, law, alpha=alpha, labels=label)
+    observed = {_digits(c, vocab, length): int(counts[c]) for c in np.flatnonzero(counts[:cells])}
+    check.location = prefix_decomposition(observed, case.conditional).describe()
+    return check
 
 
 def _digits(code: int, vocab: int, length: int) -> tuple[int, ...]:

@@ -11,17 +11,15 @@ distinct children, F9-F10, F15).  Only count vectors leave the device.
 
 from __future__ import annotations
 
-import numpy as np
 import torch
 
 from ..laws.chain import prefix_offset
 from ..laws.tree import tree_shape
-from ..stats.localize import prefix_decomposition
 from ..verify.result import read_verification
 from .cases import SEES_MULTIDRAFT_ACCEPTANCE, SEES_TREE, TreeCase, exact_law
-from .checks import acceptance_check, gof_check
-from .drivers import _digits
-from .engine import ChunkKey, Stream, outcome_counts
+from .checks import acceptance_check
+from .drivers import Emission, sequence_check
+from .engine import ChunkKey, Stream
 from .subject import CallGuard
 
 
@@ -55,21 +53,14 @@ def tree_stream(verifier, case: TreeCase, device: torch.device, *, guard: CallGu
     vocab, length, depth = case.vocab, case.length, shape.max_depth
     tables = (case.tables("target").to(device), case.tables("draft").to(device))
     sampler = exact_law(case.tables("draft")).to(device)
-    cells = vocab**length
     law = case.sequence_law()
-    powers = torch.tensor([vocab ** (length - 1 - t) for t in range(length)], device=device)
 
     def draw(m: int, key: ChunkKey):
         g = key.generator()
-        out = torch.full((m, length + depth + 1), -1, dtype=torch.long, device=device)
-        size = torch.zeros(m, dtype=torch.long, device=device)
-        code = torch.zeros(m, dtype=torch.long, device=device)
-        rows = torch.arange(m, device=device)
+        emission = Emission(m, length, depth, vocab, device)
         root = None
         for step in range(length):  # every step emits at least one token
-            live = size < length
-            start = torch.where(live, size, 0)
-            codes = torch.where(live, code, 0)
+            start, codes = emission.contexts()
             tokens, target_rows, draft_rows = _build_trees(case, shape, tables, sampler, start, codes, g)
             probs = draft_rows if case.children == "iid" else None
             describe = lambda: f"tree case {case.name} (batch {m:,}, N={shape.num_nodes}, depth {depth}, V={vocab}, {case.dtype})"  # noqa: E731
@@ -78,30 +69,17 @@ def tree_stream(verifier, case: TreeCase, device: torch.device, *, guard: CallGu
             if step == 0:
                 invalid = (accepted < 0) | (accepted > depth)
                 root = torch.stack([(accepted == 0).sum(), ((accepted >= 1) & ~invalid).sum(), invalid.sum()])
-            for j in range(depth + 1):
-                take = live & (j <= accepted) & (size < length)
-                out[rows[take], size[take]] = emitted[take, j]
-                code = torch.where(take, code * vocab + emitted[:, j].clamp(0, vocab - 1), code)
-                size = size + take.long()
-        first = out[:, :length]
-        invalid = ((first < 0) | (first >= vocab)).any(1)
-        codes = (first.clamp(0, vocab - 1) * powers).sum(1)
-        return [outcome_counts(torch.where(invalid, cells, codes), cells), root]
-
-    def label(code: int) -> str:
-        return "invalid" if code == cells else str(_digits(code, vocab, length))
+            emission.add(emitted, accepted)
+        return [emission.counts(), root]
 
     def evaluate(counts, alpha):
         sequences, root = counts
-        check = gof_check(f"{case.name}: first {length} tokens vs chain law (F35)", "tree", SEES_TREE, sequences, law,
-                          alpha=alpha, labels=label)
-        observed = {_digits(c, vocab, length): int(sequences[c]) for c in np.flatnonzero(sequences[:cells])}
-        check.location = prefix_decomposition(observed, case.conditional).describe()
+        check = sequence_check(case, "tree", SEES_TREE, sequences, law, alpha)
         acceptance = acceptance_check(f"{case.name}: acceptance at the root vs optimum", SEES_MULTIDRAFT_ACCEPTANCE,
                                       int(root[1]), int(root.sum()), int(root[2]), case.root_optimum(), alpha=alpha,
                                       what="num_accepted")
         return [check, acceptance]
 
     per_sample = length * shape.num_nodes * (2 * vocab + 4)
-    return Stream(case.name, [law], 2, per_sample, [cells + 1, 3], draw, evaluate)
+    return Stream(case.name, [law], 2, per_sample, [vocab**length + 1, 3], draw, evaluate)
 

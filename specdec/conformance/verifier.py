@@ -26,6 +26,28 @@ def _cases(name: str, values, kind, default):
     return values
 
 
+SETTINGS = ("tv", "time_budget", "n", "max_n", "chunk_size", "seed", "family_alpha", "budget", "device", "console", "name", "call_timeout")
+
+
+def _settings(arguments: dict) -> dict:
+    return {key: arguments[key] for key in SETTINGS}
+
+
+def _callable(verifier, protocol: str) -> None:
+    if not callable(verifier):
+        raise TypeError(f"verifier must be callable (specdec.protocols.{protocol}), got {type(verifier).__name__}")
+
+
+def _campaign(verifier, level: str, make_streams, *, tv, time_budget, n, max_n, chunk_size, seed, family_alpha, budget, device,
+              console, name, call_timeout) -> Report:
+    """One campaign of a verifier's streams through the engine (the body every check_* shares)."""
+    request = SampleRequest(tv, time_budget, n, max_n, chunk_size)
+    device = resolve_device(device)
+    streams = make_streams(device, CallGuard(call_timeout, device=device))
+    return run(name or subject_name(verifier), level, streams, request, seed=seed, family_alpha=family_alpha, budget=budget,
+               device=device, console=console or Console.auto())
+
+
 def check_verifier(
     verifier,
     *,
@@ -59,20 +81,13 @@ def check_verifier(
     ``call_timeout``: seconds one call of the verifier may take (None: no limit); a verifier that
     raises, hangs or returns what its Protocol does not allow gets the verdict ERROR, with the call.
     """
-    if not callable(verifier):
-        raise TypeError(f"verifier must be callable (specdec.protocols.TokenVerifier), got {type(verifier).__name__}")
-    request = SampleRequest(tv, time_budget, n, max_n, chunk_size)
+    _callable(verifier, "TokenVerifier")
     cases = _cases("cases", cases, TokenCase, token_cases)
     chains = _cases("chains", chains, ChainCase, chain_cases)
     if not cases and not chains:
         raise ValueError("give at least one case or chain")
-    device = resolve_device(device)
-    guard = CallGuard(call_timeout, device=device)
-    streams = [token_stream(verifier, c, device, guard=guard) for c in cases] + [chain_stream(verifier, c, device, guard=guard) for c in chains]
-    return run(
-        name or subject_name(verifier), "verifier", streams, request, seed=seed, family_alpha=family_alpha,
-        budget=budget, device=device, console=console or Console.auto(),
-    )
+    return _campaign(verifier, "verifier", lambda device, guard: [token_stream(verifier, c, device, guard=guard) for c in cases]
+                     + [chain_stream(verifier, c, device, guard=guard) for c in chains], **_settings(locals()))
 
 
 def check_multidraft(
@@ -102,19 +117,12 @@ def check_multidraft(
     with draft_probs, "distinct" deterministic children with draft_probs None (K-SEQ:
     "iid" only).  Other arguments as in :func:`check_verifier`.
     """
-    if not callable(verifier):
-        raise TypeError(f"verifier must be callable (specdec.protocols.MultiDraftVerifier), got {type(verifier).__name__}")
-    request = SampleRequest(tv, time_budget, n, max_n, chunk_size)
+    _callable(verifier, "MultiDraftVerifier")
     cases = _cases("cases", cases, MultiDraftCase, lambda: multidraft_cases(children=children))
     if not cases:
         raise ValueError("give at least one case")
-    device = resolve_device(device)
-    guard = CallGuard(call_timeout, device=device)
-    streams = [multidraft_stream(verifier, c, device, guard=guard) for c in cases]
-    return run(
-        name or subject_name(verifier), "multi-draft verifier", streams, request, seed=seed, family_alpha=family_alpha,
-        budget=budget, device=device, console=console or Console.auto(),
-    )
+    return _campaign(verifier, "multi-draft verifier", lambda device, guard: [multidraft_stream(verifier, c, device, guard=guard) for c in cases],
+                     **_settings(locals()))
 
 
 def check_tree(
@@ -144,16 +152,9 @@ def check_tree(
     draft_probs, "distinct" trees pass None: a target-only sampler takes "distinct" only).  Other
     arguments as in :func:`check_verifier`.
     """
-    if not callable(verifier):
-        raise TypeError(f"verifier must be callable (specdec.protocols.TreeVerifier), got {type(verifier).__name__}")
-    request = SampleRequest(tv, time_budget, n, max_n, chunk_size)
+    _callable(verifier, "TreeVerifier")
     cases = _cases("cases", cases, TreeCase, lambda: tree_cases(children=children))
     if not cases:
         raise ValueError("give at least one case")
-    device = resolve_device(device)
-    guard = CallGuard(call_timeout, device=device)
-    streams = [tree_stream(verifier, c, device, guard=guard) for c in cases]
-    return run(
-        name or subject_name(verifier), "tree verifier", streams, request, seed=seed, family_alpha=family_alpha,
-        budget=budget, device=device, console=console or Console.auto(),
-    )
+    return _campaign(verifier, "tree verifier", lambda device, guard: [tree_stream(verifier, c, device, guard=guard) for c in cases],
+                     **_settings(locals()))

@@ -31,14 +31,12 @@ from .._hf import check_causal_lm, check_logits, model_device, model_vocab_size
 from ..laws.sequence import eos_ids
 from ..laws.target import as_token_ids
 from ..protocols import DraftLengthPolicy, DraftSource
-from ..schemes import get as get_scheme
-from ..schemes import load_fused, names
-from ..verify.result import read_verification
 from ..warpers import SamplingConfig, warped_probs
 from .draft_length import FixedDraftLength
 from .drafts import ModelDraft
 from .kvcache import RaggedCache
 from .static_cache import static_cache_for_call
+from .verifying import check_outcome, select_verifier
 
 @dataclass(frozen=True)
 class StepRecord:
@@ -75,25 +73,6 @@ class GenerationResult:
         return metrics.mean_tokens_per_step([a + 1 for a in self._counts()[0]])
 
 
-def select_verifier(verifier, device: torch.device, fused: bool | None):
-    """The verifier a registered chain scheme's name or a callable stands for; a scheme with a fused
-    twin (the token rule) uses it on CUDA when asked or available."""
-    if fused is not None and not isinstance(fused, bool):
-        raise TypeError(f"fused must be None, True or False, got {fused!r}")
-    if not isinstance(verifier, str):
-        if not callable(verifier):
-            raise ValueError(f"verifier must name a chain scheme ({', '.join(names('chain'))}) or be a callable, got {verifier!r}")
-        return verifier
-    scheme = get_scheme(verifier, shape="chain")
-    twin = load_fused(scheme, device) if fused is not False and device.type == "cuda" else None
-    if twin is not None:
-        return twin
-    if fused:
-        raise ValueError(f"fused=True needs a scheme with a fused twin on a CUDA device with triton; "
-                         f"{scheme.name!r} on {device}: {'no twin' if scheme.fused is None else 'triton or CUDA missing'}")
-    return scheme.verifier
-
-
 def check_prompts(prompts, vocab: int) -> list[list[int]]:
     """Prompts as lists of int ids in [0, V) (numpy and tensor ids accepted), one per batch row."""
     if isinstance(prompts, torch.Tensor):
@@ -115,24 +94,6 @@ def _resolve_generator(generator, seed, device: torch.device) -> torch.Generator
     if not isinstance(generator, torch.Generator):
         raise TypeError(f"generator must be a torch.Generator, got {type(generator).__name__}")
     return generator
-
-
-def _check_outcome(result, draft_tokens: torch.Tensor, vocab: int) -> tuple[list[int], list[list[int]]]:
-    """What a (possibly custom) verifier returned, checked against the TokenVerifier contract:
-    the accepted counts in [0, K], the accepted tokens equal to the drafts, the last token in [0, V)."""
-    batch, k = draft_tokens.shape
-    tokens, accepted = read_verification(result, batch, k)
-    accepted_list, emitted = accepted.tolist(), tokens.tolist()
-    drafts = draft_tokens.tolist()
-    for i, n in enumerate(accepted_list):
-        if not 0 <= n <= k:
-            raise ValueError(f"the verifier returned num_accepted[{i}] = {n!r}, outside [0, {k}]")
-        block = emitted[i][: n + 1]
-        if block[:n] != drafts[i][:n]:
-            raise ValueError(f"the verifier's row {i} accepted {n} drafts but emitted {block[:n]}, not the drafts {drafts[i][:n]}")
-        if not 0 <= block[n] < vocab:
-            raise ValueError(f"the verifier emitted token {block[n]!r} in row {i}, outside the vocabulary [0, {vocab})")
-    return accepted_list, emitted
 
 
 @torch.no_grad()
@@ -172,99 +133,135 @@ def generate(
     Randomness: ``generator`` on the target's device, or ``seed``.  The output law of every
     row is that of sampling the target autoregressively with ``sampling``'s warpers.
     """
-    check_causal_lm("target", target)
-    device = model_device(target)
-    vocab = model_vocab_size(target)
-    max_new_tokens = as_int("max_new_tokens", max_new_tokens, minimum=1)
-    policy = draft_length_policy(num_draft_tokens)
-    if on_step is not None and not callable(on_step):
-        raise TypeError(f"on_step must be callable or None, got {type(on_step).__name__}")
-    if not isinstance(sampling, SamplingConfig):
-        raise TypeError(f"sampling must be a SamplingConfig, got {type(sampling).__name__}")
-    if prob_dtype not in (torch.float32, torch.float64):
-        raise TypeError(f"prob_dtype must be torch.float32 or torch.float64, got {prob_dtype}")
-    verify = select_verifier(verifier, device, fused)
-    if draft is not None and not isinstance(draft, DraftSource):
-        draft = ModelDraft(draft)
-    if draft is None and not (isinstance(policy, FixedDraftLength) and policy.num_draft_tokens == 0):
-        raise ValueError(f"num_draft_tokens={num_draft_tokens!r} needs a draft source (draft is None)")
-    if draft is not None and draft.vocab_size is not None and draft.vocab_size != vocab:
-        raise ValueError(f"draft vocabulary size {draft.vocab_size} differs from the target's {vocab}")
-    contexts = check_prompts(prompts, vocab)
-    eos = eos_ids(eos_token_id, vocab)
-    generator = _resolve_generator(generator, seed, device)
+    run = _Run.start(target, draft, prompts, max_new_tokens=max_new_tokens, num_draft_tokens=num_draft_tokens, sampling=sampling,
+                     eos_token_id=eos_token_id, generator=generator, seed=seed, verifier=verifier, prob_dtype=prob_dtype,
+                     fused=fused, on_step=on_step, target_cache=target_cache, cuda_graphs=cuda_graphs)
+    while run.active:
+        run.step()
+    return GenerationResult(tokens=run.outputs, finish_reasons=run.reasons, steps=run.steps)
 
-    batch = len(contexts)
-    outputs: list[list[int]] = [[] for _ in range(batch)]
-    reasons = ["length"] * batch
-    active = list(range(batch))
-    if isinstance(target_cache, str) and target_cache == "dynamic":
-        if cuda_graphs:
-            raise ValueError("cuda_graphs=True needs target_cache='static'")
-        target_cache = RaggedCache(target, batch, device)
-    else:
-        longest_draft = policy.max_draft_tokens
-        length = max(len(c) for c in contexts) + max_new_tokens + longest_draft + 1
-        target_cache = static_cache_for_call(target_cache, target, batch, device, length, cuda_graphs)
-    prefix = [ctx[:-1] for ctx in contexts]  # the last prompt token is fed with the first drafts
-    if any(prefix):
-        check_logits(target_cache.feed(prefix), "target")
-    use_draft = draft is not None and not (isinstance(policy, FixedDraftLength) and policy.num_draft_tokens == 0)
-    policy.reset()
-    if use_draft:
-        draft.start(contexts, sampling=sampling, prob_dtype=prob_dtype, device=device)
-    steps: list[StepRecord] = []
 
-    while active:
-        rows = [contexts[r] for r in active]
-        remaining = [max_new_tokens - len(outputs[r]) for r in active]
-        k = min(as_int("the draft length policy's choice", policy.choose(), minimum=0), max(remaining) - 1)
-        draft_tokens = torch.empty((len(active), 0), dtype=torch.long, device=device)
+@dataclass
+class _Run:
+    """The state of one ``generate`` call: the rows still running, their contexts and outputs, the caches."""
+
+    contexts: list[list[int]]
+    outputs: list[list[int]]
+    reasons: list[str]
+    active: list[int]
+    max_new_tokens: int
+    eos: frozenset
+    policy: DraftLengthPolicy
+    draft: DraftSource | None  # None when no step drafts (K = 0)
+    verify: Callable
+    sampling: SamplingConfig
+    prob_dtype: torch.dtype
+    generator: torch.Generator
+    target_cache: object
+    vocab: int
+    device: torch.device
+    on_step: Callable | None
+    steps: list[StepRecord] = field(default_factory=list)
+
+    @classmethod
+    def start(cls, target, draft, prompts, *, max_new_tokens, num_draft_tokens, sampling, eos_token_id, generator, seed, verifier,
+              prob_dtype, fused, on_step, target_cache, cuda_graphs) -> "_Run":
+        """Every argument checked, the caches built and the prompts fed (all but their last token)."""
+        check_causal_lm("target", target)
+        device, vocab = model_device(target), model_vocab_size(target)
+        max_new_tokens = as_int("max_new_tokens", max_new_tokens, minimum=1)
+        policy = draft_length_policy(num_draft_tokens)
+        if on_step is not None and not callable(on_step):
+            raise TypeError(f"on_step must be callable or None, got {type(on_step).__name__}")
+        if not isinstance(sampling, SamplingConfig):
+            raise TypeError(f"sampling must be a SamplingConfig, got {type(sampling).__name__}")
+        if prob_dtype not in (torch.float32, torch.float64):
+            raise TypeError(f"prob_dtype must be torch.float32 or torch.float64, got {prob_dtype}")
+        verify = select_verifier(verifier, device, fused)
+        if draft is not None and not isinstance(draft, DraftSource):
+            draft = ModelDraft(draft)
+        never_drafts = isinstance(policy, FixedDraftLength) and policy.num_draft_tokens == 0
+        if draft is None and not never_drafts:
+            raise ValueError(f"num_draft_tokens={num_draft_tokens!r} needs a draft source (draft is None)")
+        if draft is not None and draft.vocab_size is not None and draft.vocab_size != vocab:
+            raise ValueError(f"draft vocabulary size {draft.vocab_size} differs from the target's {vocab}")
+        contexts = check_prompts(prompts, vocab)
+        eos = eos_ids(eos_token_id, vocab)
+        generator = _resolve_generator(generator, seed, device)
+        batch = len(contexts)
+        if isinstance(target_cache, str) and target_cache == "dynamic":
+            if cuda_graphs:
+                raise ValueError("cuda_graphs=True needs target_cache='static'")
+            target_cache = RaggedCache(target, batch, device)
+        else:
+            length = max(len(c) for c in contexts) + max_new_tokens + policy.max_draft_tokens + 1
+            target_cache = static_cache_for_call(target_cache, target, batch, device, length, cuda_graphs)
+        prefix = [ctx[:-1] for ctx in contexts]  # the last prompt token is fed with the first drafts
+        if any(prefix):
+            check_logits(target_cache.feed(prefix), "target")
+        policy.reset()
+        draft = None if never_drafts else draft
+        if draft is not None:
+            draft.start(contexts, sampling=sampling, prob_dtype=prob_dtype, device=device)
+        return cls(contexts, [[] for _ in range(batch)], ["length"] * batch, list(range(batch)), max_new_tokens, eos, policy, draft,
+                   verify, sampling, prob_dtype, generator, target_cache, vocab, device, on_step)
+
+    def step(self) -> None:
+        """One draft-then-verify step over the running rows (the module docstring's steps 1-5)."""
+        rows = [self.contexts[r] for r in self.active]
+        remaining = [self.max_new_tokens - len(self.outputs[r]) for r in self.active]
+        k = min(as_int("the draft length policy's choice", self.policy.choose(), minimum=0), max(remaining) - 1)
+        draft_tokens = torch.empty((len(rows), 0), dtype=torch.long, device=self.device)
         draft_probs = None
-        if use_draft and k > 0:
-            proposal = draft.propose(rows, k, generator)
+        if self.draft is not None and k > 0:  # 1. propose
+            proposal = self.draft.propose(rows, k, self.generator)
             draft_tokens, draft_probs = proposal.tokens, proposal.probs
             k = draft_tokens.shape[1]
-        last = torch.tensor([ctx[-1] for ctx in rows], dtype=torch.long, device=device)
-        chunk = torch.cat([last.unsqueeze(-1), draft_tokens], dim=1)  # (B', k+1)
-        logits = target_cache.feed_tensor(chunk, torch.full((len(active),), k + 1, device=device))
-        target_probs = warped_probs(check_logits(logits, "target"), sampling, dtype=prob_dtype)
-        accepted, emitted = _check_outcome(verify(draft_tokens, draft_probs, target_probs, generator), draft_tokens, vocab)
+        last = torch.tensor([ctx[-1] for ctx in rows], dtype=torch.long, device=self.device)
+        chunk = torch.cat([last.unsqueeze(-1), draft_tokens], dim=1)  # (B', k+1)  2. one target pass
+        logits = self.target_cache.feed_tensor(chunk, torch.full((len(rows),), k + 1, device=self.device))
+        target_probs = warped_probs(check_logits(logits, "target"), self.sampling, dtype=self.prob_dtype)
+        result = self.verify(draft_tokens, draft_probs, target_probs, self.generator)  # 3. verify
+        accepted, emitted = check_outcome(result, draft_tokens, self.vocab)
+        kept, finished, starts = self._emit(accepted, emitted, remaining)  # 5. output, EOS, max_new_tokens
+        record = StepRecord(tuple(self.active), k, tuple(accepted), tuple(kept), tuple(starts))
+        self.steps.append(record)
+        self.policy.observe(k, accepted)
+        if self.on_step is not None:
+            self.on_step(record)
+        self._roll_back(finished)  # 4. both caches to the accepted length; finished rows leave
 
+    def _emit(self, accepted, emitted, remaining):
         kept, finished, starts = [], [], []
-        for i, r in enumerate(active):
-            starts.append(len(outputs[r]))
+        for i, r in enumerate(self.active):
+            starts.append(len(self.outputs[r]))
             new = emitted[i][: accepted[i] + 1]
             take = new[: remaining[i]]
-            hit = next((j for j, token in enumerate(take) if token in eos), None)
+            hit = next((j for j, token in enumerate(take) if token in self.eos), None)
             if hit is not None:
                 take = take[: hit + 1]
-                reasons[r] = "eos"
-            outputs[r].extend(take)
-            contexts[r].extend(new)
+                self.reasons[r] = "eos"
+            self.outputs[r].extend(take)
+            self.contexts[r].extend(new)
             kept.append(len(take))
-            if hit is not None or len(outputs[r]) >= max_new_tokens:
+            if hit is not None or len(self.outputs[r]) >= self.max_new_tokens:
                 finished.append(i)
-        record = StepRecord(tuple(active), k, tuple(accepted), tuple(kept), tuple(starts))
-        steps.append(record)
-        policy.observe(k, accepted)
-        if on_step is not None:
-            on_step(record)
+        return kept, finished, starts
 
-        keep = torch.tensor([len(contexts[r]) - 1 for r in active], dtype=torch.long, device=device)
-        target_cache.rollback(keep)
-        if use_draft:
-            draft.rollback(keep)
+    def _roll_back(self, finished: list[int]) -> None:
+        keep = torch.tensor([len(self.contexts[r]) - 1 for r in self.active], dtype=torch.long, device=self.device)
+        self.target_cache.rollback(keep)
+        if self.draft is not None:
+            self.draft.rollback(keep)
         if finished:
             gone = set(finished)
-            stay = [i for i in range(len(active)) if i not in gone]
-            active = [active[i] for i in stay]
-            if active:
-                index = torch.tensor(stay, dtype=torch.long, device=device)
-                target_cache.select(index)
-                if use_draft:
-                    draft.select(index)
-    return GenerationResult(tokens=outputs, finish_reasons=reasons, steps=steps)
+            stay = [i for i in range(len(self.active)) if i not in gone]
+            self.active = [self.active[i] for i in stay]
+            if self.active:
+                index = torch.tensor(stay, dtype=torch.long, device=self.device)
+                self.target_cache.select(index)
+                if self.draft is not None:
+                    self.draft.select(index)
 
 
 def draft_length_policy(num_draft_tokens) -> DraftLengthPolicy:
