@@ -1,5 +1,5 @@
 """Every number the code, the tests and the documents cite resolves inside the repository: each F, E,
-L and B id is defined in docs/reference.md, each "docs/reference.md §N" is one of its sections, and
+L, B and H id is defined in docs/reference.md, each "docs/reference.md §N" is one of its sections, and
 nothing points at a file outside the repository (the project's specification and research notes
 were written into docs/ in the project's own words)."""
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 REFERENCE = (ROOT / "docs" / "reference.md").read_text()
-DEFINED = set(re.findall(r"\| \*\*([FELB]\d+)\*\* \|", REFERENCE)) | set(re.findall(r"\(\*\*(F\d+)\*\*", REFERENCE))  # rows, and F21 inside L1
+DEFINED = set(re.findall(r"\| \*\*([FELBH]\d+)\*\* \|", REFERENCE)) | set(re.findall(r"\(\*\*(F\d+)\*\*", REFERENCE))  # rows, and F21 inside L1
 SECTIONS = set(re.findall(r"^## (\d+)\. ", REFERENCE, flags=re.M))
 
 
@@ -20,10 +20,10 @@ def tracked(*patterns):
 
 
 def test_every_cited_id_is_defined_in_the_reference():
-    assert {"F1", "F36", "E1", "E8", "L1", "L6", "B1", "B16"} <= DEFINED
+    assert {"F1", "F36", "E1", "E8", "L1", "L6", "B1", "B16", "H1", "H3"} <= DEFINED
     missing = {}
     for path in tracked("*.py", "*.md"):
-        for cited in re.findall(r"(?<![A-Za-z0-9_])([FELB]\d{1,2})(?![0-9A-Za-z_])", path.read_text()):
+        for cited in re.findall(r"(?<![A-Za-z0-9_])([FELBH]\d{1,2})(?![0-9A-Za-z_])", path.read_text()):
             if cited not in DEFINED:
                 missing.setdefault(cited, set()).add(str(path.relative_to(ROOT)))
     assert not missing, missing

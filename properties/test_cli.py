@@ -107,7 +107,11 @@ def test_check_a_decoder_subject_against_a_target_factory(capsys):
         (["fixtures.subjects:my_decoder", "--kind", "decoder", "--target", "a:b", "--prompts", "1,x"], "--prompts must be"),
         (["fixtures.subjects:my_verifier", "--prompts", "1"], "--prompts is for --kind decoder"),
         (["fixtures.subjects:my_verifier", "--only", "verifiers"], "--only picks among the embedded defaults"),
-        (["--kind", "decoder"], "--kind, --target, --prompts, --eos and --max-new-tokens need a SUBJECT"),
+        (["--kind", "decoder"], "--kind, --target, --prompts, --eos, --max-new-tokens, --reference, --reference-server and --n need a SUBJECT"),
+        (["--reference", "fixtures.subjects:autoregressive_decoder"], "need a SUBJECT (package.module:attr) or --server"),
+        (["--server", "http://127.0.0.1:9"], "--server needs --model"),
+        (["fixtures.subjects:my_decoder", "--kind", "decoder", "--prompts", "1,2", "--target", "fixtures.subjects:tiny_target",
+          "--reference", "fixtures.subjects:autoregressive_decoder"], "not both"),
     ],
 )
 def test_a_bad_subject_is_one_line_naming_the_protocol(capsys, argv, message):
@@ -129,3 +133,14 @@ def test_the_console_script_checks_a_module_of_the_working_directory(tmp_path):
                           cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr + done.stdout
     assert json.loads((tmp_path / "r.json").read_text())["verdict"] == "PASS"
+
+
+def test_two_decoders_are_checked_against_each_other(tmp_path, capsys):
+    """--reference: the two-sample check (H1-H3) between two importable decoders, with speculation shown."""
+    out = tmp_path / "ab.json"
+    code = main(["check", "fixtures.subjects:my_decoder", "--kind", "decoder", "--reference", "fixtures.subjects:autoregressive_decoder",
+                 "--prompts", "1,2,3", "--length", "1", "--n", "400", "--tv", "0.9", "--json", str(out)])
+    document = json.loads(out.read_text())
+    report = document["subjects"][0]
+    assert code == 0 and report["level"] == "A/B (two samples)" and report["verdict"] in ("PASS", "INCONCLUSIVE"), capsys.readouterr().out
+    assert report["checks"][0]["n"] == 800 and report["speculation"]["drafts"] > 0

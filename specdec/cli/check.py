@@ -9,7 +9,9 @@ report per subject, writes one JSON object, and exits with the code of the worst
 
 ``specdec check package.module:attr --kind verifier|multidraft|decoder`` checks any importable
 subject instead (the working directory is on the import path); a subject that cannot be imported
-or does not satisfy its Protocol is a one-line error naming the Protocol (exit 2).
+or does not satisfy its Protocol is a one-line error naming the Protocol (exit 2).  A running
+server (``--server URL``) is a decoder too, and ``--reference`` / ``--reference-server`` check a
+decoder against another one (two samples): :mod:`specdec.cli.servers`.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from __future__ import annotations
 import os
 import sys
 
+from . import servers
 from ._args import UsageError, device, seconds, unit_interval, writable
 
 DEFAULT_CALL_TIMEOUT = 600.0  # as specdec.conformance.subject.DEFAULT_CALL_TIMEOUT (not imported: --help stays light)
@@ -81,9 +84,16 @@ def _subject_report(args, console):
     """The report of the one subject ``args.subject`` names, at its level."""
     from ..conformance import check_decoder, check_multidraft, check_tree, check_verifier
 
-    subject = conforming(args.subject, resolve("SUBJECT", args.subject), args.kind)
-    planned = dict(tv=args.tv, time_budget=args.budget, seed=args.seed, console=console, name=args.subject,
+    if args.server is not None:
+        subject = servers.server_decoder(args, args.server, args.model)
+    else:
+        subject = conforming(args.subject, resolve("SUBJECT", args.subject), args.kind)
+    planned = dict(tv=args.tv, time_budget=args.budget, seed=args.seed, console=console, name=args.subject or args.server,
                    call_timeout=args.call_timeout or None, family_alpha=args.family_alpha)
+    if servers.two_sample(args):
+        reference = servers.reference_decoder(args, resolve, conforming)
+        planned["name"] = f"{planned['name']} vs {args.reference or args.reference_server}"
+        return servers.ab_report(args, subject, reference, planned)
     if args.kind == "verifier":
         return check_verifier(subject, device=args.device, **planned)
     if args.kind == "multidraft":
@@ -99,7 +109,7 @@ def _subject_report(args, console):
 
             raise UsageError(f"--target {args.target!r}: calling it to build the target raised {last_line(error)}") from None
     return check_decoder(subject, target, args.prompts, length=args.length, eos_token_id=args.eos,
-                         max_new_tokens=args.max_new_tokens, **planned)
+                         max_new_tokens=args.max_new_tokens, n=args.n, **planned)
 
 
 def _process_group() -> int:
@@ -130,10 +140,13 @@ def _validate(args) -> None:
         raise UsageError(f"--seed must be in [0, 2**63 - 1], got {args.seed}")
     writable("--json", args.json)
     args.device = device(args.device)
-    decoder_only = {"--target": args.target, "--prompts": args.prompts, "--eos": args.eos, "--max-new-tokens": args.max_new_tokens}
-    if args.subject is None:
+    servers.validate(args)
+    decoder_only = {"--target": args.target, "--prompts": args.prompts, "--eos": args.eos, "--max-new-tokens": args.max_new_tokens,
+                    "--reference": args.reference, "--reference-server": args.reference_server, "--n": args.n}
+    if args.subject is None and args.server is None:
         if args.kind is not None or any(v is not None for v in decoder_only.values()):
-            raise UsageError("--kind, --target, --prompts, --eos and --max-new-tokens need a SUBJECT (package.module:attr)")
+            raise UsageError("--kind, --target, --prompts, --eos, --max-new-tokens, --reference, --reference-server and --n "
+                             "need a SUBJECT (package.module:attr) or --server")
         return
     if args.only is not None:
         raise UsageError("--only picks among the embedded defaults; with a SUBJECT use --kind")
@@ -143,8 +156,11 @@ def _validate(args) -> None:
         if given:
             raise UsageError(f"{', '.join(given)} {'is' if len(given) == 1 else 'are'} for --kind decoder")
         return
-    if args.target is None:
-        raise UsageError("--kind decoder needs --target package.module:attr (a TargetLaw, a transformers model, or a function returning one)")
+    if args.target is None and not servers.two_sample(args):
+        raise UsageError("--kind decoder needs --target package.module:attr (a TargetLaw, a transformers model, or a function returning one), "
+                         "or --reference / --reference-server (two samples)")
+    if args.target is not None and servers.two_sample(args):
+        raise UsageError("give --target (a law specdec computes) or --reference / --reference-server (two samples), not both")
     args.prompts = _prompts(args.prompts)
     if args.length < 1:
         raise UsageError(f"--length must be >= 1, got {args.length}")
@@ -278,4 +294,5 @@ def add_parser(sub) -> None:
     check.add_argument("--max-new-tokens", type=int,
                        help="--kind decoder: tokens asked of the decoder per row, >= --length (default: --length plus the decoder's "
                             "num_draft_tokens when it states one, else plus 4), so full blocks are verified at the tested positions")
+    servers.add_arguments(check)
     check.set_defaults(run=check_command)

@@ -151,7 +151,7 @@ def check_decoder(
         raise ValueError("prompts must be a non-empty list of token-id lists")
     prompts = [list(p) for p in check_contexts(prompts, law.vocab_size)]
     eos = eos_ids(eos_token_id, law.vocab_size)
-    asked = _asked_tokens(decoder, length, max_new_tokens)
+    asked = asked_tokens(decoder, length, max_new_tokens)
     request = SampleRequest(tv, time_budget, n, max_n, chunk_size)
     guard = CallGuard(call_timeout)
     laws = [sequence_law(law, p, length, eos_token_id=sorted(eos) or None) for p in prompts]
@@ -170,12 +170,12 @@ def check_decoder(
     settings = getattr(decoder, "settings", None)
     if isinstance(settings, str):
         notes.append(f"subject: {settings}")
-    before = _speculation(decoder)
+    before = speculation_of(decoder)
     report = run(
         name or subject_name(decoder), "decoder", streams, request, seed=seed, family_alpha=family_alpha, budget=budget,
         device=_cpu(), console=console or Console.auto(), notes=notes, extras=extras,
     )
-    after = _speculation(decoder)
+    after = speculation_of(decoder)
     if before is not None and after is not None:
         report.speculation = {key: int(after.get(key, 0)) - int(before.get(key, 0)) for key in ("drafts", "draft_tokens", "accepted_tokens")}
         spec = report.speculation
@@ -185,14 +185,14 @@ def check_decoder(
     return report
 
 
-def _speculation(decoder) -> dict | None:
+def speculation_of(decoder) -> dict | None:
     if not isinstance(decoder, SpeculationCounter):
         return None
     counts = decoder.speculation_counts()
     return None if counts is None else dict(counts)
 
 
-def _asked_tokens(decoder, length: int, max_new_tokens) -> int:
+def asked_tokens(decoder, length: int, max_new_tokens) -> int:
     if max_new_tokens is not None:
         return as_int("max_new_tokens", max_new_tokens, minimum=length)
     stated = getattr(decoder, "num_draft_tokens", None)

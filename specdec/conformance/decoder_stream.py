@@ -60,7 +60,7 @@ def tested_tokens(output, length: int, eos: frozenset) -> tuple[int, ...]:
     return tuple(tokens)
 
 
-class _Independence:
+class Independence:
     """Equal pairs of rows within calls, against their expectation under independent rows."""
 
     def __init__(self, probs: np.ndarray) -> None:
@@ -95,7 +95,7 @@ def decoder_stream(decoder, prompts: list[list[int]], laws, length: int, vocab: 
     guard = guard or CallGuard(None)
     asked = max_new_tokens or length
     outside = [Counter() for _ in prompts]  # out-of-support outcomes by value, per prompt (this process's)
-    independence = [_Independence(law.probs) for law in laws]
+    independence = [Independence(law.probs) for law in laws]
 
     def draw(m: int, key: ChunkKey):
         rows = [p for _ in range(m) for p in prompts]

@@ -30,7 +30,9 @@ class SpeculativeDecoder:
     ``decoder(prompts, max_new_tokens, seed) -> new-token lists``.
 
     It is also a :class:`specdec.protocols.StepRecorder`, so the conformance engine can
-    compare its measured tokens per step with their exact expectation (F28).
+    compare its measured tokens per step with their exact expectation (F28), and a
+    :class:`specdec.protocols.SpeculationCounter` (drafts, draft tokens and accepted tokens over
+    every call, from its own steps; None when it has no draft).
     ``last_result`` keeps the per-step counts of the latest call.
     """
 
@@ -44,6 +46,7 @@ class SpeculativeDecoder:
     fused: bool | None = None
     last_result: GenerationResult | None = field(default=None, repr=False)
     _prompts: list[list[int]] = field(default_factory=list, repr=False)
+    _counts: dict = field(default_factory=lambda: {"drafts": 0, "draft_tokens": 0, "accepted_tokens": 0}, repr=False)
 
     def __post_init__(self) -> None:
         check_causal_lm("target", self.target)
@@ -66,7 +69,19 @@ class SpeculativeDecoder:
             prob_dtype=self.prob_dtype,
             fused=self.fused,
         )
+        for step in self.last_result.steps:
+            if step.num_draft_tokens:
+                self._counts["drafts"] += len(step.rows)
+                self._counts["draft_tokens"] += step.num_draft_tokens * len(step.rows)
+                self._counts["accepted_tokens"] += int(sum(step.num_accepted))
         return self.last_result.tokens
+
+    def speculation_counts(self) -> dict | None:
+        """Cumulative {"drafts", "draft_tokens", "accepted_tokens"} over every call (row-steps that
+        drafted, tokens drafted, drafts kept); None without a draft (the autoregressive baseline)."""
+        if self.draft is None or (isinstance(self.num_draft_tokens, int) and self.num_draft_tokens == 0):
+            return None
+        return dict(self._counts)
 
     def last_steps(self) -> list[tuple[tuple[int, ...], int, int]]:
         """(context before the step, K, accepted) for every row-step of the last call."""

@@ -59,7 +59,7 @@ class Localization:
         )
 
 
-def _chi2_sf(g: float, df: int) -> float:
+def chi2_sf(g: float, df: int) -> float:
     if math.isinf(g):
         return 0.0
     return float(stats.chi2.sf(g, df)) if df else 1.0
@@ -106,10 +106,10 @@ def prefix_decomposition(
             deviations.append((score, token, observed.get(token, 0), expected))
         deviations.sort(key=lambda d: (-d[0], d[1]))
         df = max(support - 1, 0)
-        terms.append(PrefixTerm(prefix, g, df, n, _chi2_sf(g, df), tuple((t, o, e) for _, t, o, e in deviations)))
+        terms.append(PrefixTerm(prefix, g, df, n, chi2_sf(g, df), tuple((t, o, e) for _, t, o, e in deviations)))
     by_position = []
     for t in sorted({len(term.prefix) for term in terms}):
         at = [term for term in terms if len(term.prefix) == t]
         g, df = sum(term.g for term in at), sum(term.df for term in at)
-        by_position.append((t, g, df, _chi2_sf(g, df)))
+        by_position.append((t, g, df, chi2_sf(g, df)))
     return Localization(tuple(sorted(terms, key=lambda term: term.prefix)), tuple(by_position))

@@ -115,6 +115,12 @@ def sample_size_for_alternative(law, target, *, alpha: float, power: float = POW
     df = int(inside.sum()) - 1
     if lam1 <= 0 or df < 1:
         return math.inf
+    return samples_for_noncentrality_rate(lam1, df, alpha=alpha, power=power)
+
+
+def samples_for_noncentrality_rate(lam1: float, df: int, *, alpha: float, power: float = POWER) -> float:
+    """The smallest integer n with ncx2.sf(chi2.isf(alpha, df), df, n * lam1) >= power (F32): the n of
+    a known alternative whose noncentrality grows by ``lam1`` per sample; ``math.inf`` past 10**13."""
     critical = stats.chi2.isf(alpha, df)
     lo, hi = 1, 1
     while stats.ncx2.sf(critical, df, hi * lam1) < power:
