@@ -195,3 +195,10 @@ def test_bad_inputs_are_named(kwargs, message):
         check_ab(noop, noop, args.pop("prompts"), **args)
     with pytest.raises(TypeError, match="reference must be callable"):
         check_ab(noop, "not a decoder", [PROMPT], n=1)
+
+
+def test_the_plugin_fixture_runs_the_two_sample_check(specdec_report):
+    from fixtures.subjects import autoregressive_decoder, my_decoder
+
+    report = specdec_report.ab(my_decoder, autoregressive_decoder, [PROMPT], length=1, n=500, tv=0.5, name="plugin: loop vs K=0")
+    assert report.level == "A/B (two samples)" and report.verdict == "PASS" and report.reached_tv <= 0.5

@@ -84,6 +84,15 @@ class SpecdecRunner:
         settings.pop("device", None)  # a decoder's counts live on the host
         return self._judge(check_decoder(subject, target, prompts, **settings), allow_inconclusive)
 
+    def ab(self, subject, reference, prompts, *, allow_inconclusive: bool = False, **kwargs) -> Report:
+        """:func:`check_ab`: two Decoders against each other (two samples, H1-H3), e.g. an engine with
+        and without speculation."""
+        from .ab import check_ab
+
+        settings = self._settings(kwargs)
+        settings.pop("device", None)
+        return self._judge(check_ab(subject, reference, prompts, **settings), allow_inconclusive)
+
 
 def suite_cases(kind: str = "verifier", *, which: str = "default", children=("iid", "distinct")) -> list:
     """The catalogue a suite of ``kind`` runs: token and chain cases, or multi-draft cases."""
