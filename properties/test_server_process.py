@@ -1,0 +1,173 @@
+"""ServerProcess (specdec.adapters.server_process): a server subprocess is stopped, by its process id,
+on every exit path - normal exit, an exception, a failed startup, Ctrl-C and SIGTERM of the process
+running a check, and the death of that process.  The server is fixtures/fake_server.py, run as a
+process; after each path the server's PID must no longer exist."""
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from specdec.adapters.server_process import ServerProcess, ServerStartError, free_port, vllm_server_argv
+
+ROOT = Path(__file__).resolve().parent.parent
+ENV = {"PYTHONPATH": str(ROOT)}
+
+
+def fake_argv(port: int, *extra: str) -> list[str]:
+    return [sys.executable, "-m", "fixtures.fake_server", "--port", str(port), *extra]
+
+
+def gone(pid: int, within: float = 10.0) -> bool:
+    """True once ``os.kill(pid, 0)`` raises ProcessLookupError (waiting up to ``within`` s)."""
+    deadline = time.monotonic() + within
+    while True:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+
+
+def test_the_server_answers_inside_and_is_gone_after_a_normal_exit():
+    port = free_port()
+    with ServerProcess(fake_argv(port), port=port, env=ENV) as server:
+        pid = server.pid
+        with urllib.request.urlopen(server.base_url + "/v1/models", timeout=5) as answer:
+            assert answer.status == 200
+        assert server.startup_seconds is not None and server.base_url == f"http://127.0.0.1:{port}"
+        assert os.getpgid(pid) == pid  # its own process group
+    assert gone(pid, within=0)
+    assert server.stop() is not None  # idempotent
+
+
+def test_the_server_is_gone_after_an_exception_in_the_block():
+    port = free_port()
+    with pytest.raises(RuntimeError, match="planted"):
+        with ServerProcess(fake_argv(port), port=port, env=ENV) as server:
+            pid = server.pid
+            raise RuntimeError("planted")
+    assert gone(pid, within=0)
+
+
+def test_a_server_that_exits_at_startup_is_an_error_with_its_log(tmp_path):
+    server = ServerProcess([sys.executable, "-c", "print('no model here'); raise SystemExit(3)"], port=free_port(),
+                           log_path=tmp_path / "server.log")
+    with pytest.raises(ServerStartError, match=r"exited with status 3(.|\n)*no model here"):
+        with server:
+            pass
+    assert gone(server.pid, within=0)
+
+
+def test_a_server_that_never_answers_is_stopped_after_the_startup_timeout(tmp_path):
+    server = ServerProcess([sys.executable, "-c", "import time; time.sleep(600)"], port=free_port(), startup_timeout=0.5,
+                           log_path=tmp_path / "server.log")
+    with pytest.raises(ServerStartError, match=r"did not answer 200 within startup_timeout=0.5 s"):
+        with server:
+            pass
+    assert gone(server.pid, within=0)
+
+
+def test_sigterm_ignored_by_the_server_ends_in_sigkill():
+    port = free_port()
+    stubborn = ("import signal, sys, runpy; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
+                f"sys.argv = ['fake', '--port', '{port}']; runpy.run_module('fixtures.fake_server', run_name='__main__')")
+    server = ServerProcess([sys.executable, "-c", stubborn], port=port, env=ENV, stop_timeout=0.5)
+    with server:
+        pid = server.pid
+    assert server.process.returncode == -signal.SIGKILL and gone(pid, within=0)
+
+
+CHILD = textwrap.dedent("""
+    import sys
+    import specdec as sd
+    from fixtures.fake_server import MODEL, target_law
+    from specdec.adapters.openai_server import OpenAICompletionsDecoder
+    from specdec.adapters.server_process import ServerProcess, free_port
+
+    port = free_port()
+    with ServerProcess([sys.executable, "-m", "fixtures.fake_server", "--port", str(port), "--delay", "0.02"], port=port) as server:
+        print(server.pid, flush=True)
+        client = OpenAICompletionsDecoder(server.base_url, MODEL, samples_per_request=16, max_in_flight=2)
+
+        def decoder(prompts, max_new_tokens, seed):
+            print("SAMPLING", flush=True)
+            return client(prompts, max_new_tokens, seed)
+
+        report = sd.check_decoder(decoder, target_law(), [[1, 2, 0]], length=2, max_new_tokens=2, tv=0.001, seed=1)
+        print("VERDICT", report.verdict, flush=True)
+    print("LEFT", flush=True)
+    """)
+
+
+def test_ctrl_c_and_sigterm_of_a_running_check_stop_the_server():
+    """Two children run a long check against a server they started; one gets SIGINT, the other SIGTERM, mid-check."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    children = {sig: subprocess.Popen([sys.executable, "-c", CHILD], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                      cwd=ROOT, env=env) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        pids = {sig: int(child.stdout.readline()) for sig, child in children.items()}
+        for sig, child in children.items():
+            assert child.stdout.readline().strip() == "SAMPLING"  # the check is sampling
+            child.send_signal(sig)
+        outputs = {sig: child.communicate(timeout=60) for sig, child in children.items()}
+    finally:
+        for child in children.values():
+            if child.poll() is None:
+                child.kill()
+    for sig, (out, err) in outputs.items():
+        assert gone(pids[sig]), (sig, out, err[-2000:])
+    interrupted, _ = outputs[signal.SIGINT]
+    assert children[signal.SIGINT].returncode == 0 and "VERDICT INTERRUPTED" in interrupted and "LEFT" in interrupted, outputs
+    assert children[signal.SIGTERM].returncode == 128 + signal.SIGTERM, outputs[signal.SIGTERM]
+
+
+def test_the_server_dies_with_a_killed_parent(tmp_path):
+    """SIGKILL leaves no handler to run: the server gets SIGTERM from the kernel (PR_SET_PDEATHSIG)."""
+    script = textwrap.dedent("""
+        import sys, time
+        from specdec.adapters.server_process import ServerProcess, free_port
+
+        port = free_port()
+        with ServerProcess([sys.executable, "-m", "fixtures.fake_server", "--port", str(port)], port=port, log_path=sys.argv[1]) as server:
+            print(server.pid, flush=True)
+            time.sleep(600)
+        """)
+    child = subprocess.Popen([sys.executable, "-c", script, str(tmp_path / "server.log")], stdout=subprocess.PIPE, text=True, cwd=ROOT,
+                             env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    try:
+        pid = int(child.stdout.readline())
+        child.kill()
+        child.wait(timeout=10)
+        assert gone(pid), f"server {pid} outlived its parent"
+    finally:
+        if child.poll() is None:
+            child.kill()
+
+
+def test_vllm_argv_and_argument_checks():
+    argv = vllm_server_argv("/models/m", 8123, python="py", speculative_config={"method": "ngram", "num_speculative_tokens": 4},
+                            served_model_name="m")
+    assert argv[:3] == ["py", "-m", "vllm.entrypoints.openai.api_server"]
+    for flag in (["--port", "8123"], ["--dtype", "float32"], ["--max-model-len", "512"], ["--served-model-name", "m"],
+                 ["--host", "127.0.0.1"], ["--generation-config", "vllm"]):
+        assert argv[argv.index(flag[0]) + 1] == flag[1]
+    assert "--enforce-eager" in argv and "--no-enable-chunked-prefill" in argv
+    assert argv[argv.index("--speculative-config") + 1] == '{"method": "ngram", "num_speculative_tokens": 4}'
+    assert "--speculative-config" not in vllm_server_argv("/m", 1)
+    with pytest.raises(TypeError, match="argv"):
+        ServerProcess("python -m server", port=1)
+    with pytest.raises(ValueError, match="port"):
+        ServerProcess(["x"], port=70000)
+    with pytest.raises(ValueError, match="ready_path"):
+        ServerProcess(["x"], port=1, ready_path="v1/models")
+    with pytest.raises(ValueError, match="startup_timeout"):
+        ServerProcess(["x"], port=1, startup_timeout=0)
