@@ -107,6 +107,12 @@ def prefix_decomposition(
         deviations.sort(key=lambda d: (-d[0], d[1]))
         df = max(support - 1, 0)
         terms.append(PrefixTerm(prefix, g, df, n, chi2_sf(g, df), tuple((t, o, e) for _, t, o, e in deviations)))
+    return localization(terms)
+
+
+def localization(terms) -> Localization:
+    """The :class:`Localization` of per-prefix terms: sorted by prefix, and summed per position
+    (the terms of one length are independent under the null, so their G and df add)."""
     by_position = []
     for t in sorted({len(term.prefix) for term in terms}):
         at = [term for term in terms if len(term.prefix) == t]

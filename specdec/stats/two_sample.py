@@ -27,8 +27,8 @@ import numpy as np
 from scipy import stats
 
 from .._checks import as_float, as_int
-from .gof import MIN_EXPECTED
-from .localize import Localization, PrefixTerm, chi2_sf
+from .gof import MIN_EXPECTED, pool_bins
+from .localize import Localization, PrefixTerm, chi2_sf, localization
 from .power import POWER, required_noncentrality, samples_for_noncentrality_rate
 
 
@@ -45,25 +45,14 @@ def _as_count_map(name: str, counts) -> Counter:
 
 
 def pool_by_combined_counts(combined: np.ndarray, n_a: int, n_b: int) -> np.ndarray:
-    """Bin ids for cells with ``combined`` counts (H1's pooling; -1 for empty cells): a cell joins the
-    rare bin when min(n_a, n_b) * combined / (n_a + n_b) < 5."""
+    """Bin ids for cells with ``combined`` counts (H1's pooling; -1 for empty cells): F29's pooling
+    (:func:`specdec.stats.gof.pool_bins`) of the smaller side's expected counts
+    min(n_a, n_b) * combined / (n_a + n_b)."""
     combined = np.asarray(combined, dtype=np.float64)
     total = n_a + n_b
-    groups = np.full(combined.shape, -1, dtype=np.int64)
     if total == 0:
-        return groups
-    smaller = min(n_a, n_b) * combined / total  # the smaller side's expected count under the null
-    seen = combined > 0
-    big = seen & (smaller >= MIN_EXPECTED)
-    rare = seen & ~big
-    n_big = int(big.sum())
-    groups[big] = np.arange(n_big)
-    if rare.any():
-        if smaller[rare].sum() >= MIN_EXPECTED or n_big == 0:
-            groups[rare] = n_big
-        else:
-            groups[rare] = groups[int(np.argmin(np.where(big, combined, np.inf)))]
-    return groups
+        return np.full(combined.shape, -1, dtype=np.int64)
+    return pool_bins(min(n_a, n_b) * combined / total)
 
 
 @dataclass(frozen=True)
@@ -196,12 +185,7 @@ def two_sample_prefix_decomposition(counts_a, counts_b, *, terminal=frozenset())
         deviations.sort(key=lambda d: (-d[0], d[1]))
         df = len(tokens) - 1
         terms.append(PrefixTerm(prefix, g, df, total, chi2_sf(g, df), tuple((t, o, e) for _, t, o, e in deviations)))
-    by_position = []
-    for t in sorted({len(term.prefix) for term in terms}):
-        at = [term for term in terms if len(term.prefix) == t]
-        g, df = sum(term.g for term in at), sum(term.df for term in at)
-        by_position.append((t, g, df, chi2_sf(g, df)))
-    return Localization(tuple(terms), tuple(by_position))
+    return localization(terms)
 
 
 def two_sample_size_for_alternative(law_a, law_b, *, alpha: float, power: float = POWER) -> float:
