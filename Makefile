@@ -30,7 +30,7 @@ LLAMA_VENV ?= .venv-llama
 LLAMA_PY   := $(LLAMA_VENV)/bin/python
 LLAMA_SPEC ?= llama-cpp-python==0.3.36
 
-.PHONY: check test test-slow bench install peers peers-install clean
+.PHONY: check test test-slow bench install peers peers-install peers-slow clean
 
 $(VENV)/.installed: pyproject.toml Makefile
 	$(PYTHON) -m venv $(VENV)
@@ -81,8 +81,13 @@ test: $(VENV)/.installed
 # 15-20 minutes on 2 cores), then llama.cpp (peers/test_llama_cpp.py, in .venv-llama; about 5 minutes; its
 # slow variant: -m "peers and slow").
 peers: $(PEERS_VENV)/.installed $(LLAMA_VENV)/.installed
-	HF_HUB_OFFLINE=1 $(PEERS_PY) -m pytest -m peers $(wildcard peers/test_vllm_*.py) -p no:randomly --specdec-tv $(PEERS_TV) --specdec-alpha $(PEERS_ALPHA) -s
+	HF_HUB_OFFLINE=1 $(PEERS_PY) -m pytest -m "peers and not slow" $(wildcard peers/test_vllm_*.py) -p no:randomly --specdec-tv $(PEERS_TV) --specdec-alpha $(PEERS_ALPHA) -s
 	HF_HUB_OFFLINE=1 $(LLAMA_PY) -m pytest -m "peers and not slow" peers/test_llama_cpp.py -p no:randomly --specdec-alpha $(PEERS_ALPHA) -s
+
+# The peers checks that go lower in TV (about 30 minutes): the A/B checks of vLLM's server and llama.cpp at n = 6,000-8,000 per side.
+peers-slow: $(PEERS_VENV)/.installed $(LLAMA_VENV)/.installed
+	HF_HUB_OFFLINE=1 $(PEERS_PY) -m pytest -m "peers and slow" $(wildcard peers/test_vllm_*.py) -p no:randomly --specdec-alpha $(PEERS_ALPHA) -s
+	HF_HUB_OFFLINE=1 $(LLAMA_PY) -m pytest -m "peers and slow" peers/test_llama_cpp.py -p no:randomly --specdec-alpha $(PEERS_ALPHA) -s
 
 test-slow: $(VENV)/.installed
 	$(PY) -m pytest -m slow

@@ -44,6 +44,7 @@ ENV = {"HF_HUB_OFFLINE": "1", "VLLM_CPU_KVCACHE_SPACE": "1", "TOKENIZERS_PARALLE
 N_PASS = 1400  # per side: ~3.5 min at the measured rates, TV ~0.17
 N_FAIL = 400  # per side: the shipped bug is far larger than the TV this reaches (~0.3)
 N_LAW = 600  # one server against the exact law
+N_SLOW = 6000  # per side, -m "peers and slow" (make peers-slow): about 15 minutes, TV about 0.08
 # name: (speculative_config, #55005 workaround, the core its engine is pinned to)
 SERVERS = {"plain": (None, False, "0"), "ngram": (vllm_subjects.NGRAM, False, "1"), "ngram_fixed": (vllm_subjects.NGRAM, True, "1")}
 
@@ -128,6 +129,16 @@ def test_the_speculative_server_with_the_workaround_passes(servers, specdec_budg
     log = servers["ngram_fixed"].log_path.read_text(errors="replace")
     assert vllm_server.ACTIVE_LINE in log, "the workaround never ran in the server's processes"
     assert vllm_server.ACTIVE_LINE not in servers["ngram"].log_path.read_text(errors="replace")
+
+
+@pytest.mark.slow
+def test_the_speculative_server_with_the_workaround_passes_at_a_lower_tv(servers, specdec_budget):
+    report = sd.check_ab(decoder(servers, "ngram_fixed"), decoder(servers, "plain"), [vllm_subjects.PROMPT], length=2, n=N_SLOW,
+                         tv=0.1, max_new_tokens=2, seed=24, budget=specdec_budget,
+                         name="vLLM server, n-gram with the #55005 workaround vs no speculation (slow)")
+    keep("ngram_fixed-vs-plain-slow", report)
+    assert report.verdict == "PASS", report.format()
+    assert report.speculation["drafts"] > 1000
 
 
 def test_the_plain_server_follows_the_law_transformers_computes(servers, specdec_budget):
