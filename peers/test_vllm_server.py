@@ -118,12 +118,18 @@ def test_the_speculative_server_as_shipped_fails(servers):
     assert report.speculation["drafts"] > 100, report.speculation
 
 
-def test_the_speculative_server_with_the_workaround_passes(servers, specdec_budget):
-    report = sd.check_ab(decoder(servers, "ngram_fixed"), decoder(servers, "plain"), [vllm_subjects.PROMPT], length=2, n=N_PASS,
-                         tv=0.2, max_new_tokens=2, seed=22, budget=specdec_budget,
-                         name="vLLM server, n-gram with the #55005 workaround vs no speculation")
-    keep("ngram_fixed-vs-plain", report)
+def fixed_vs_plain(servers, budget, *, n: int, tv: float, seed: int, label: str):
+    """The n-gram server with the #55005 workaround against the plain one (two samples), kept in .peers/."""
+    report = sd.check_ab(decoder(servers, "ngram_fixed"), decoder(servers, "plain"), [vllm_subjects.PROMPT], length=2, n=n,
+                         tv=tv, max_new_tokens=2, seed=seed, budget=budget,
+                         name="vLLM server, n-gram with the #55005 workaround vs no speculation" + label)
+    keep("ngram_fixed-vs-plain" + label.replace(" (", "-").rstrip(")"), report)
     assert report.verdict == "PASS", report.format()
+    return report
+
+
+def test_the_speculative_server_with_the_workaround_passes(servers, specdec_budget):
+    report = fixed_vs_plain(servers, specdec_budget, n=N_PASS, tv=0.2, seed=22, label="")
     spec = report.speculation
     assert spec["drafts"] > 100 and 0 < spec["accepted_tokens"] < spec["draft_tokens"], spec
     log = servers["ngram_fixed"].log_path.read_text(errors="replace")
@@ -133,11 +139,7 @@ def test_the_speculative_server_with_the_workaround_passes(servers, specdec_budg
 
 @pytest.mark.slow
 def test_the_speculative_server_with_the_workaround_passes_at_a_lower_tv(servers, specdec_budget):
-    report = sd.check_ab(decoder(servers, "ngram_fixed"), decoder(servers, "plain"), [vllm_subjects.PROMPT], length=2, n=N_SLOW,
-                         tv=0.1, max_new_tokens=2, seed=24, budget=specdec_budget,
-                         name="vLLM server, n-gram with the #55005 workaround vs no speculation (slow)")
-    keep("ngram_fixed-vs-plain-slow", report)
-    assert report.verdict == "PASS", report.format()
+    report = fixed_vs_plain(servers, specdec_budget, n=N_SLOW, tv=0.1, seed=24, label=" (slow)")
     assert report.speculation["drafts"] > 1000
 
 
