@@ -30,7 +30,6 @@ verified no draft during the check is INCONCLUSIVE about speculation.
 from __future__ import annotations
 
 import time
-from collections import Counter
 from typing import Sequence
 
 import numpy as np
@@ -38,29 +37,19 @@ import numpy as np
 from .._checks import as_float, as_int, as_seed
 from ..laws.sequence import eos_ids
 from ..stats.multiplicity import holm
-from ..stats.two_sample import homogeneity_test, two_sample_detectable_tv, two_sample_prefix_decomposition, two_sample_sample_size
+from ..stats.two_sample import two_sample_detectable_tv, two_sample_sample_size
 from .budget import ErrorBudget
-from .checks import Check
 from .console import Console
 from .decoder import asked_tokens, speculation_of
-from .decoder_stream import Independence, tested_tokens
+from .ab_stream import SIDES, Side, ab_check, combined_law, unseen_mass
+from .decoder_stream import read_rows
 from .engine import subject_name
 from .report import Report, library_versions
 from .seeds import derive_seed
 from .subject import DEFAULT_CALL_TIMEOUT, CallGuard, SubjectError
-from ..protocols import ContractError
 
 DEFAULT_AB_MAX_N = 1_000_000  # samples per side and prompt
 DEFAULT_ROWS_PER_CALL = 1024  # rows per decoder call (all prompts together); servers: one wave of requests
-SIDES = ("subject", "reference")
-
-SEES_AB = (
-    "any difference between the two decoders' laws of the first L tokens: a lossy acceptance rule or residual "
-    "(L1-L6, B1, B10, B12, B14), warpers dropped or misapplied on the speculative path (B4, B9, B15), rows of a "
-    "batch mixed up (B13) - without knowing either law (H1, located by H3)"
-)
-
-
 def _ab_inputs(prompts, length, eos_token_id, vocab_size):
     length = as_int("length", length, minimum=1)
     if isinstance(prompts, (str, bytes)) or not isinstance(prompts, Sequence) or not prompts:
@@ -80,39 +69,6 @@ def _ab_inputs(prompts, length, eos_token_id, vocab_size):
         ids = [eos_token_id] if isinstance(eos_token_id, (int, np.integer)) and not isinstance(eos_token_id, bool) else eos_token_id
         eos = frozenset(as_int("eos_token_id", t, minimum=0) for t in ids)
     return out, length, eos
-
-
-class _Side:
-    """What one decoder produced: sequences per prompt, and each call's rows for the independence diagnostic."""
-
-    def __init__(self, num_prompts: int) -> None:
-        self.counts = [Counter() for _ in range(num_prompts)]
-        self.calls: list[list[Counter]] = [[] for _ in range(num_prompts)]
-
-    def add(self, prompt: int, rows: list[tuple[int, ...]]) -> None:
-        self.counts[prompt].update(rows)
-        self.calls[prompt].append(Counter(rows))
-
-    def independence(self, prompt: int) -> dict:
-        counts = self.counts[prompt]
-        total = sum(counts.values())
-        probs = np.array([c / total for c in counts.values()]) if total else np.zeros(1)
-        diagnostic = Independence(probs)  # the plug-in law of this side's own sample
-        for call in self.calls[prompt]:
-            diagnostic.add(list(call.elements()))
-        return diagnostic.summary()
-
-
-def _combined_law(side_a: _Side, side_b: _Side, prompt: int) -> np.ndarray:
-    both = side_a.counts[prompt] + side_b.counts[prompt]
-    values = np.array(list(both.values()), dtype=np.float64)
-    return values / values.sum() if values.size else values
-
-
-def _good_turing(side_a: _Side, side_b: _Side, prompt: int) -> float:
-    both = side_a.counts[prompt] + side_b.counts[prompt]
-    total = sum(both.values())
-    return sum(1 for c in both.values() if c == 1) / total if total else 1.0
 
 
 def check_ab(
@@ -185,7 +141,7 @@ def check_ab(
                     + (f" (EOS {sorted(eos)} absorbing: what follows a row's first EOS is ignored)" if eos else ""),
                     "the two sides draw with independent seeds; cells are the sequences either side produced"]
     console.say(f"-- {label} (A/B, two samples): {num_checks} check(s), Holm at family-wise alpha {alpha:.1e}; {rule}")
-    sides = (_Side(len(prompts)), _Side(len(prompts)))
+    sides = (Side(len(prompts)), Side(len(prompts)))
     before = [speculation_of(d) for d in (subject, reference)]
     started = time.perf_counter()
     deadline = None if time_budget is None else started + time_budget
@@ -214,7 +170,7 @@ def check_ab(
     report.samples = 2 * drawn * len(prompts)
     report.planned_samples = 2 * len(prompts) * (goal or drawn)
     if report.error is None:
-        report.checks = [_check(i, prompt, length, asked, sides, alpha_check, eos) for i, prompt in enumerate(prompts)]
+        report.checks = [ab_check(i, prompt, length, asked, sides, alpha_check, eos) for i, prompt in enumerate(prompts)]
         for check, rejected in zip(report.checks, holm([c.pvalue for c in report.checks], alpha)):
             check.passed = not rejected
         if entry is not None:
@@ -233,8 +189,8 @@ def _wanted(goal, tv, sides, num_prompts: int, drawn: int, alpha_check: float, m
         return min(first, max_n)
     needed = 0
     for i in range(num_prompts):
-        law = _combined_law(*sides, i)
-        unseen = _good_turing(*sides, i)
+        law = combined_law(*sides, i)
+        unseen = unseen_mass(*sides, i)
         if two_sample_detectable_tv(law, drawn, drawn, alpha=alpha_check)[0] + unseen <= tv:
             needed = max(needed, drawn)
             continue
@@ -243,66 +199,13 @@ def _wanted(goal, tv, sides, num_prompts: int, drawn: int, alpha_check: float, m
     return needed
 
 
-def _draw(decoder, role: str, side: _Side, prompts, m: int, asked: int, length: int, eos, seed: int, guard: CallGuard) -> None:
+def _draw(decoder, role: str, side: Side, prompts, m: int, asked: int, length: int, eos, seed: int, guard: CallGuard) -> None:
     rows = [p for _ in range(m) for p in prompts]
     describe = lambda: f"a call of the {role} with {len(rows):,} rows ({m:,} per prompt x {len(prompts)}), max_new_tokens={asked}, seed={seed}"  # noqa: E731
     outputs = guard.call(decoder, (rows, asked, seed), describe)
-    tested = guard.read(lambda: _read(outputs, len(rows), length, eos), describe)
+    tested = guard.read(lambda: read_rows(outputs, len(rows), length, eos), describe)
     for i in range(len(prompts)):
         side.add(i, tested[i :: len(prompts)])
-
-
-def _read(outputs, rows: int, length: int, eos) -> list[tuple[int, ...]]:
-    if not isinstance(outputs, (list, tuple)) or len(outputs) != rows:
-        got = len(outputs) if isinstance(outputs, (list, tuple)) else type(outputs).__name__
-        raise ContractError(f"the decoder returned {got} for {rows} prompts; a Decoder (specdec.protocols.Decoder) returns "
-                            "one list of new token ids per prompt")
-    return [tested_tokens(o, length, eos) for o in outputs]
-
-
-def _check(i: int, prompt, length: int, asked: int, sides, alpha_check: float, eos) -> Check:
-    side_a, side_b = sides
-    a, b = side_a.counts[i], side_b.counts[i]
-    result = homogeneity_test(a, b)
-    reached, bins, rare = two_sample_detectable_tv(_combined_law(side_a, side_b, i), result.n_a, result.n_b, alpha=alpha_check)
-    unseen = _good_turing(side_a, side_b, i)
-    reached = min(1.0, reached + unseen) if bins >= 2 else 1.0
-    tested_of = f"first {length} of {asked} tokens" if asked > length else f"first {length} tokens"
-    details = {"n_subject": result.n_a, "n_reference": result.n_b, "bins": bins, "rare_mass": rare, "unseen_mass": unseen,
-               "only_subject": [[list(s), k] for s, k in result.only_a[:10]],
-               "only_reference": [[list(s), k] for s, k in result.only_b[:10]]}
-    over = [(str(list(s)), o, e) for s, o, e in result.deviations if o > e][:3]
-    under = [(str(list(s)), o, e) for s, o, e in result.deviations if o < e][:3]
-    details.update(over=over, under=under)
-    independence = [side.independence(i) for side in sides]
-    details["independence"] = {"dependent": any(x["dependent"] for x in independence), "subject": independence[0],
-                               "reference": independence[1],
-                               "text": "; ".join(f"{role}: {x['text']}" for role, x in zip(SIDES, independence))}
-    method = "pearson homogeneity" if bins >= 2 else "none (fewer than two bins)"
-    check = Check(f"prompt {i} (len {len(prompt)}): {tested_of}, subject vs reference (H1)", "two-sample sequence", SEES_AB,
-                  method, result.statistic, result.pvalue, result.n_a + result.n_b, result.cells, result.df, reached,
-                  details=details)
-    location = two_sample_prefix_decomposition(a, b, terminal=eos)
-    check.location = _describe_location(location) + _support_text(result)
-    return check
-
-
-def _describe_location(location) -> str:
-    prefix, position = location.worst_prefix(), location.worst_position()
-    if prefix is None or position is None:
-        return "no prefix seen by both sides"
-    shown = ", ".join(f"token {x}: {o} in the subject vs {e:.1f} if the laws were equal" for x, o, e in prefix.deviations[:3])
-    return (f"position {position[0]} (G={position[1]:.4g}, df={position[2]}, p={position[3]:.3g}); "
-            f"prefix {list(prefix.prefix)} (G={prefix.g:.4g}, df={prefix.df}, n={prefix.n}, p={prefix.pvalue:.3g}): {shown} (H3)")
-
-
-def _support_text(result) -> str:
-    parts = []
-    for role, only in (("the subject", result.only_a), ("the reference", result.only_b)):
-        if only:
-            shown = ", ".join(f"{list(s)} x{k}" for s, k in only[:3])
-            parts.append(f"{len(only)} sequence(s) seen by {role} only ({sum(k for _, k in only):,} samples; e.g. {shown})")
-    return ("; " + "; ".join(parts)) if parts else ""
 
 
 def _speculation_notes(report: Report, before, after) -> None:

@@ -102,7 +102,7 @@ def decoder_stream(decoder, prompts: list[list[int]], laws, length: int, vocab: 
         seed = key.int_seed()
         describe = lambda: f"a call of {len(rows):,} rows ({m:,} per prompt x {len(prompts)}), max_new_tokens={asked}, seed={seed}"  # noqa: E731
         outputs = guard.call(decoder, (rows, asked, seed), describe)
-        tested = guard.read(lambda: _read(outputs, len(rows), length, eos), describe)
+        tested = guard.read(lambda: read_rows(outputs, len(rows), length, eos), describe)
         counts = []
         for i, law in enumerate(laws):
             mine = tested[i :: len(prompts)]
@@ -138,7 +138,8 @@ def decoder_stream(decoder, prompts: list[list[int]], laws, length: int, vocab: 
     return Stream(f"decoder, {len(prompts)} prompt(s)", [law.probs for law in laws], len(prompts), per_sample, shapes, draw, evaluate)
 
 
-def _read(outputs, rows: int, length: int, eos: frozenset) -> list[tuple[int, ...]]:
+def read_rows(outputs, rows: int, length: int, eos: frozenset) -> list[tuple[int, ...]]:
+    """A decoder's answer to a call of ``rows`` rows, read by the contract: each row's tested tokens."""
     if not isinstance(outputs, (list, tuple)) or len(outputs) != rows:
         got = len(outputs) if isinstance(outputs, (list, tuple)) else type(outputs).__name__
         raise ContractError(

@@ -1,0 +1,104 @@
+"""The counts of a two-sample check and the checks they give (H1-H3): the judge of
+:func:`specdec.conformance.check_ab`.
+
+:class:`Side` keeps what one decoder produced (sequences per prompt, and each call's rows for the
+independence diagnostic of :mod:`.decoder_stream`); :func:`ab_check` turns the two sides' counts of one
+prompt into one :class:`Check`: H1's test, H2's reached TV (with the rare mass and the Good-Turing
+estimate of the unseen mass, :func:`unseen_mass`), H3's location and the sequences one side only saw.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+
+from ..stats.two_sample import homogeneity_test, two_sample_detectable_tv, two_sample_prefix_decomposition
+from .checks import Check
+from .decoder_stream import Independence
+
+SIDES = ("subject", "reference")
+
+SEES_AB = (
+    "any difference between the two decoders' laws of the first L tokens: a lossy acceptance rule or residual "
+    "(L1-L6, B1, B10, B12, B14), warpers dropped or misapplied on the speculative path (B4, B9, B15), rows of a "
+    "batch mixed up (B13) - without knowing either law (H1, located by H3)"
+)
+
+
+class Side:
+    """What one decoder produced: sequences per prompt, and each call's rows for the independence diagnostic."""
+
+    def __init__(self, num_prompts: int) -> None:
+        self.counts = [Counter() for _ in range(num_prompts)]
+        self.calls: list[list[Counter]] = [[] for _ in range(num_prompts)]
+
+    def add(self, prompt: int, rows: list[tuple[int, ...]]) -> None:
+        self.counts[prompt].update(rows)
+        self.calls[prompt].append(Counter(rows))
+
+    def independence(self, prompt: int) -> dict:
+        counts = self.counts[prompt]
+        total = sum(counts.values())
+        probs = np.array([c / total for c in counts.values()]) if total else np.zeros(1)
+        diagnostic = Independence(probs)  # the plug-in law of this side's own sample
+        for call in self.calls[prompt]:
+            diagnostic.add(list(call.elements()))
+        return diagnostic.summary()
+
+
+def combined_law(side_a: Side, side_b: Side, prompt: int) -> np.ndarray:
+    both = side_a.counts[prompt] + side_b.counts[prompt]
+    values = np.array(list(both.values()), dtype=np.float64)
+    return values / values.sum() if values.size else values
+
+
+def unseen_mass(side_a: Side, side_b: Side, prompt: int) -> float:
+    both = side_a.counts[prompt] + side_b.counts[prompt]
+    total = sum(both.values())
+    return sum(1 for c in both.values() if c == 1) / total if total else 1.0
+
+
+def ab_check(i: int, prompt, length: int, asked: int, sides, alpha_check: float, eos) -> Check:
+    side_a, side_b = sides
+    a, b = side_a.counts[i], side_b.counts[i]
+    result = homogeneity_test(a, b)
+    reached, bins, rare = two_sample_detectable_tv(combined_law(side_a, side_b, i), result.n_a, result.n_b, alpha=alpha_check)
+    unseen = unseen_mass(side_a, side_b, i)
+    reached = min(1.0, reached + unseen) if bins >= 2 else 1.0
+    tested_of = f"first {length} of {asked} tokens" if asked > length else f"first {length} tokens"
+    details = {"n_subject": result.n_a, "n_reference": result.n_b, "bins": bins, "rare_mass": rare, "unseen_mass": unseen,
+               "only_subject": [[list(s), k] for s, k in result.only_a[:10]],
+               "only_reference": [[list(s), k] for s, k in result.only_b[:10]]}
+    over = [(str(list(s)), o, e) for s, o, e in result.deviations if o > e][:3]
+    under = [(str(list(s)), o, e) for s, o, e in result.deviations if o < e][:3]
+    details.update(over=over, under=under)
+    independence = [side.independence(i) for side in sides]
+    details["independence"] = {"dependent": any(x["dependent"] for x in independence), "subject": independence[0],
+                               "reference": independence[1],
+                               "text": "; ".join(f"{role}: {x['text']}" for role, x in zip(SIDES, independence))}
+    method = "pearson homogeneity" if bins >= 2 else "none (fewer than two bins)"
+    check = Check(f"prompt {i} (len {len(prompt)}): {tested_of}, subject vs reference (H1)", "two-sample sequence", SEES_AB,
+                  method, result.statistic, result.pvalue, result.n_a + result.n_b, result.cells, result.df, reached,
+                  details=details)
+    location = two_sample_prefix_decomposition(a, b, terminal=eos)
+    check.location = _describe_location(location) + _support_text(result)
+    return check
+
+
+def _describe_location(location) -> str:
+    prefix, position = location.worst_prefix(), location.worst_position()
+    if prefix is None or position is None:
+        return "no prefix seen by both sides"
+    shown = ", ".join(f"token {x}: {o} in the subject vs {e:.1f} if the laws were equal" for x, o, e in prefix.deviations[:3])
+    return (f"position {position[0]} (G={position[1]:.4g}, df={position[2]}, p={position[3]:.3g}); "
+            f"prefix {list(prefix.prefix)} (G={prefix.g:.4g}, df={prefix.df}, n={prefix.n}, p={prefix.pvalue:.3g}): {shown} (H3)")
+
+
+def _support_text(result) -> str:
+    parts = []
+    for role, only in (("the subject", result.only_a), ("the reference", result.only_b)):
+        if only:
+            shown = ", ".join(f"{list(s)} x{k}" for s, k in only[:3])
+            parts.append(f"{len(only)} sequence(s) seen by {role} only ({sum(k for _, k in only):,} samples; e.g. {shown})")
+    return ("; " + "; ".join(parts)) if parts else ""
