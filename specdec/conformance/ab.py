@@ -40,7 +40,7 @@ from ..stats.multiplicity import holm
 from ..stats.two_sample import two_sample_detectable_tv, two_sample_sample_size
 from .budget import ErrorBudget
 from .console import Console
-from .decoder import asked_tokens, speculation_of
+from .decoder import asked_tokens, speculation_delta, speculation_note, speculation_of
 from .ab_stream import SIDES, Side, ab_check, combined_law, unseen_mass
 from .decoder_stream import read_rows
 from .engine import subject_name
@@ -126,9 +126,9 @@ def check_ab(
     console = console or Console.auto()
     label = name or f"{subject_name(subject)} vs {subject_name(reference)}"
     num_checks = len(prompts)
-    alpha = budget.allot(num_checks, label).alpha if budget is not None else as_float(
+    entry = budget.allot(num_checks, label) if budget is not None else None
+    alpha = entry.alpha if entry is not None else as_float(
         "family_alpha", family_alpha, minimum=0.0, maximum=1.0, low_open=True, high_open=True)
-    entry = budget.entries[-1] if budget is not None else None
     alpha_check = alpha / num_checks
     rule = (f"n = {n:,} per side and prompt" if n is not None else
             f"planned for TV {tv:g} at power 0.99 from the combined counts (H2)" if tv is not None else
@@ -210,11 +210,9 @@ def _draw(decoder, role: str, side: Side, prompts, m: int, asked: int, length: i
 
 def _speculation_notes(report: Report, before, after) -> None:
     for role, was, now in zip(SIDES, before, after):
-        if was is None or now is None:
+        spec = speculation_delta(was, now)
+        if spec is None:
             continue
-        spec = {key: int(now.get(key, 0)) - int(was.get(key, 0)) for key in ("drafts", "draft_tokens", "accepted_tokens")}
         if role == "subject":
             report.speculation = spec
-        rate = f" (acceptance {spec['accepted_tokens'] / spec['draft_tokens']:.3f})" if spec["draft_tokens"] else ""
-        report.notes.append(f"speculation of the {role} during the check (its own counters): {spec['drafts']:,} drafts verified, "
-                            f"{spec['draft_tokens']:,} draft tokens, {spec['accepted_tokens']:,} accepted{rate}")
+        report.notes.append(speculation_note(f"speculation of the {role} during the check (its own counters)", spec))

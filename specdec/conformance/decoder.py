@@ -175,14 +175,24 @@ def check_decoder(
         name or subject_name(decoder), "decoder", streams, request, seed=seed, family_alpha=family_alpha, budget=budget,
         device=_cpu(), console=console or Console.auto(), notes=notes, extras=extras,
     )
-    after = speculation_of(decoder)
-    if before is not None and after is not None:
-        report.speculation = {key: int(after.get(key, 0)) - int(before.get(key, 0)) for key in ("drafts", "draft_tokens", "accepted_tokens")}
-        spec = report.speculation
-        rate = f" (acceptance {spec['accepted_tokens'] / spec['draft_tokens']:.3f})" if spec["draft_tokens"] else ""
-        report.notes.append(f"speculation during the check (the subject's own counters): {spec['drafts']:,} drafts verified, "
-                            f"{spec['draft_tokens']:,} draft tokens, {spec['accepted_tokens']:,} accepted{rate}")
+    report.speculation = speculation_delta(before, speculation_of(decoder))
+    if report.speculation is not None:
+        report.notes.append(speculation_note("speculation during the check (the subject's own counters)", report.speculation))
     return report
+
+
+def speculation_delta(before: dict | None, after: dict | None) -> dict | None:
+    """The drafts, draft tokens and accepted tokens counted between two readings of a decoder's
+    counters (:func:`speculation_of`); None when either reading is None."""
+    if before is None or after is None:
+        return None
+    return {key: int(after.get(key, 0)) - int(before.get(key, 0)) for key in ("drafts", "draft_tokens", "accepted_tokens")}
+
+
+def speculation_note(head: str, spec: dict) -> str:
+    """One report note: ``head``, then the counts of :func:`speculation_delta` and the acceptance."""
+    rate = f" (acceptance {spec['accepted_tokens'] / spec['draft_tokens']:.3f})" if spec["draft_tokens"] else ""
+    return f"{head}: {spec['drafts']:,} drafts verified, {spec['draft_tokens']:,} draft tokens, {spec['accepted_tokens']:,} accepted{rate}"
 
 
 def speculation_of(decoder) -> dict | None:
