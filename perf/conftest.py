@@ -4,7 +4,7 @@ Options (``make bench`` uses the defaults):
 
 --bench-new-tokens N   tokens generated per prompt (default 24)
 --bench-rounds R       interleaved rounds per test (default 3: median, min, max)
---bench-prompts P      prompts per task kind (default 1 of 6)
+--bench-prompts P      prompts per task kind (default 1 of 11)
 --bench-grid G         "default" (about 12 minutes on a 2-core CPU) or "full" (every configuration)
 --bench-device D       cpu (default) or cuda (there the static-cache regime runs a K sweep on every kind)
 --bench-threads T      torch threads on CPU (default: every CPU this process may use)
@@ -25,18 +25,20 @@ import torch
 
 from perf.harness import (CUDA_STATIC_GRID, FULL_PEER_GRID, KINDS, PEER_GRID, STATIC_GRID, STATIC_KINDS, Plan, Workbench,
                           default_grid, full_grid)
+from specdec.bench.prompts import PROMPTS
 
 ROWS_KEY = pytest.StashKey[list]()
 PEERS_KEY = pytest.StashKey[dict]()
 STAMP_KEY = pytest.StashKey[dict]()
 LATEST = Path(".benchmarks") / "latest"
+PROMPTS_PER_KIND = min(len(prompts) for prompts in PROMPTS.values())  # --bench-prompts' upper bound
 
 
 def pytest_addoption(parser):
     group = parser.getgroup("specdec-bench", "specdec benchmarks (perf/)")
     group.addoption("--bench-new-tokens", type=int, default=24, help="tokens generated per prompt (default 24)")
     group.addoption("--bench-rounds", type=int, default=3, help="interleaved rounds per benchmark (default 3)")
-    group.addoption("--bench-prompts", type=int, default=1, help="prompts per task kind, 1..6 (default 1)")
+    group.addoption("--bench-prompts", type=int, default=1, help=f"prompts per task kind, 1..{PROMPTS_PER_KIND} (default 1)")
     group.addoption("--bench-grid", choices=("default", "full"), default="default", help="configurations to run")
     group.addoption("--bench-device", default="cpu", help="torch device for the end-to-end benchmarks (default cpu)")
     group.addoption("--bench-threads", type=int, default=None, help="torch threads on CPU (default: all allowed CPUs)")
@@ -50,8 +52,9 @@ def pytest_configure(config):
     config.stash[STAMP_KEY] = run_stamp()  # the commit and this session's start, in every file of latest/
     for name, low in (("bench_new_tokens", 2), ("bench_rounds", 1), ("bench_prompts", 1)):
         value = config.getoption(name)
-        if value < low or (name == "bench_prompts" and value > 6):
-            raise pytest.UsageError(f"--{name.replace('_', '-')} must be {'in [1, 6]' if name == 'bench_prompts' else f'>= {low}'}, got {value}")
+        if value < low or (name == "bench_prompts" and value > PROMPTS_PER_KIND):
+            bound = f"in [1, {PROMPTS_PER_KIND}]" if name == "bench_prompts" else f">= {low}"
+            raise pytest.UsageError(f"--{name.replace('_', '-')} must be {bound}, got {value}")
 
 
 def pytest_generate_tests(metafunc):

@@ -17,10 +17,11 @@ from dataclasses import dataclass
 
 import torch
 
-from fixtures.prompts import KINDS, prompt_ids
+from specdec.bench.breakdown import step_breakdown
 from specdec.bench.clock import StepClock, pin_threads, timed
 from specdec.bench.costs import StepCosts, calibrate
 from specdec.bench.memory import PeakMemory
+from specdec.bench.prompts import KINDS, PROMPTS, prompt_ids
 from specdec.bench.rows import Round
 from specdec.decoding import AdaptiveDraftLength, ModelDraft, NgramDraft, StaticKVCache, generate
 from specdec.warpers import SamplingConfig
@@ -104,7 +105,7 @@ class Workbench:
     def static_cache(self) -> StaticKVCache:
         """The target's static KV cache, one per session: graphs captured once (in calibration) serve
         every later call, as in a serving engine."""
-        longest = max(len(p) for kind in KINDS for p in self.prompts(kind, 6))
+        longest = max(len(p) for kind in KINDS for p in self.prompts(kind, len(PROMPTS[kind])))
         return StaticKVCache(self.target, 1, self.device, max_length=longest + self.max_new_tokens + MAX_K + 1,
                              cuda_graphs=self.device.type == "cuda")
 
@@ -159,6 +160,14 @@ def run_side(bench: Workbench, prompts, config: Config, plan: Plan, draft_length
         results.append(result)
         clocks.append(clock)
     return seconds, peak, results, clocks
+
+
+def breakdown_run(bench: Workbench, prompt, config: Config, plan: Plan, draft_length) -> dict:
+    """Per-phase milliseconds per step of one extra speculative decode of ``prompt`` under a phase timer,
+    untimed by pytest-benchmark and after the timed rounds (its clock reads never touch them)."""
+    return step_breakdown(bench.target, bench.draft_source(config.draft), [list(prompt)], max_new_tokens=plan.new_tokens,
+                          num_draft_tokens=draft_length, sampling=config.sampling, seed=0,
+                          target_cache=bench.target_cache(config))
 
 
 __all__ = ["CUDA_STATIC_GRID", "Config", "KINDS", "PEER_GRID", "STATIC_GRID", "STATIC_KINDS", "Plan", "Round", "Workbench", "default_grid", "full_grid", "run_side"]

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import pytest
 
-from perf.harness import KINDS, Round, run_side
+from perf.harness import KINDS, Round, breakdown_run, run_side
 from specdec.bench.rows import summarise
 
 
@@ -45,7 +45,9 @@ def measure(benchmark, workbench, plan, config, kind):
         assert [len(t) for t in tokens] == [plan.new_tokens] * len(prompts), "both sides must stop at new_tokens"
     if config.temperature == 0:
         assert pending["speculative_tokens"] == pending["tokens"], f"{config.name} on {kind}: greedy outputs differ"
-    return summarise(config.name, kind, rounds, costs, baseline_ttft=baseline_ttft)
+    row = summarise(config.name, kind, rounds, costs, baseline_ttft=baseline_ttft)
+    row.breakdown = breakdown_run(workbench, prompts[0], config, plan, draft_length)  # one extra untimed run
+    return row
 
 
 def _store(benchmark, workbench, plan, config, kind, record_row):

@@ -129,6 +129,8 @@ class OpenAICompletionsDecoder:
     ``base_url + "/metrics"``, a URL, or None/False for none (then :meth:`speculation_counts` is None).
     """
 
+    runs_in_process = False  # the work happens in the server: a benchmark measures no peak memory here
+
     def __init__(self, base_url: str, model: str, *, sampling: SamplingConfig = SamplingConfig(), samples_per_request: int = 16,
                  max_in_flight: int = 8, request_timeout: float = 120.0, ignore_eos: bool = True,
                  metrics_url: str | None | bool = True, name: str | None = None) -> None:

@@ -12,4 +12,14 @@ anyone benchmarking their own decoder.
 * :mod:`.history` / :mod:`.gate` / :mod:`.plots` - stored runs, the ratio gate, PNGs.
 * :mod:`.latest` - the latest run's ``rows.json`` and ``table.md``, stamped with their run, written atomically.
 * :mod:`.files` - reading those files: every problem one line naming the file (``BenchFileError``).
+* :mod:`.prompts` / :mod:`.corpus` - the prompt set (six task kinds, 11 prompts each) and the long
+  original text the input-length buckets are cut from.
+* :mod:`.subject` - any decoder as a benchmark subject: a speculative Decoder and its twin (Protocols).
+* :mod:`.paired` - paired rounds of a subject: speedup, throughput, latency, acceptance, F23 beside them.
+* :mod:`.plan` / :mod:`.suite` / :mod:`.pytest_bench` - ``specdec bench run``'s plan, its pytest
+  module and the ``specdec_bench`` fixture's work (pytest-benchmark storage, as ``make bench``).
+* :mod:`.reference` - our loop on SmolLM2 as a subject (prompt lookup or a model draft), costs measured.
+* :mod:`.subject_tables` / :mod:`.subject_plots` - the tables and PNGs of those runs (load, length,
+  best K per batch, subjects side by side).
+* :mod:`.breakdown` - a step's time by phase (draft, target, warp, verify, rollback, bookkeeping).
 """

@@ -72,7 +72,7 @@ def load_rows(path) -> list[dict]:
         speedup = check.mapping(f"{where}: 'speedup'", row["speedup"])
         for key in ("median", "min", "max"):
             check.number(f"{where}: speedup[{key!r}]", check.entry(f"{where}: 'speedup'", speedup, key))
-        check.number(f"{where}: 'predicted'", row["predicted"])
+        check.number(f"{where}: 'predicted'", row["predicted"], optional=True)  # None: a subject that counts no drafts
         check.number(f"{where}: 'mean_draft_tokens'", row["mean_draft_tokens"])
         if "run" in row:
             stamp = check.mapping(f"{where}: 'run'", row["run"])

@@ -72,7 +72,8 @@ def plot_speedup_vs_k(rows: list[dict], path: str, description: str | None = Non
                 med = [r["speedup"]["median"] for _, r in fixed]
                 err = [[m - r["speedup"]["min"] for m, (_, r) in zip(med, fixed)], [r["speedup"]["max"] - m for m, (_, r) in zip(med, fixed)]]
                 ax.errorbar(xs, med, yerr=err, color=colour, marker="o", capsize=3, label=f"{family} measured")
-                ax.plot(xs, [r["predicted"] for _, r in fixed], color=colour, linestyle="--", label=f"{family} F23")
+                if all(r["predicted"] is not None for _, r in fixed):
+                    ax.plot(xs, [r["predicted"] for _, r in fixed], color=colour, linestyle="--", label=f"{family} F23")
             for k, r in points:
                 if k == "Kadapt":
                     ax.plot([r["mean_draft_tokens"]], [r["speedup"]["median"]], color=colour, marker="D", markersize=8,
@@ -108,20 +109,23 @@ def history_series(runs: list[Run]) -> dict:
                 continue
             config, speedup, efficiency = _stored_row(check, name, info)
             per_config[config]["speedup"].append(speedup)
-            per_config[config]["efficiency"].append(efficiency)
+            if efficiency is not None:  # None: a subject without counters or costs
+                per_config[config]["efficiency"].append(efficiency)
         for config, values in per_config.items():
             for metric, vals in values.items():
-                series[config][metric][index] = math.exp(sum(math.log(v) for v in vals) / len(vals))
+                if vals:
+                    series[config][metric][index] = math.exp(sum(math.log(v) for v in vals) / len(vals))
     return dict(series)
 
 
-def _stored_row(check: Checker, name: str, info: dict) -> tuple[str, float, float]:
+def _stored_row(check: Checker, name: str, info: dict) -> tuple[str, float, float | None]:
     """(configuration, median speedup, efficiency) of one stored end-to-end row, each checked."""
     where = f"{name}: extra_info"
     config = check.text(f"{where}['configuration']", check.entry(where, info, "configuration"))
     speedup = check.mapping(f"{where}['speedup']", check.entry(where, info, "speedup"))
     median = check.number(f"{where}['speedup']['median']", check.entry(f"{where}['speedup']", speedup, "median"), positive=True)
-    efficiency = check.number(f"{where}['efficiency']", check.entry(where, info, "efficiency"), positive=True)
+    efficiency = check.number(f"{where}['efficiency']", check.entry(where, info, "efficiency"), positive=True,
+                              optional=True)
     return config, median, efficiency
 
 

@@ -55,6 +55,7 @@ class Row:
     draft_step_ratio: float
     verify_cost_ratio: float  # v(K) at the configured (or mean) K
     peer_speedup: dict | None = None
+    breakdown: dict | None = None  # per-phase ms per step of one extra untimed run (specdec.bench.breakdown)
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -106,6 +107,13 @@ COLUMNS = ("configuration", "task kind", "speedup [min-max]", "predicted", "effi
            "k-bar", "K*", "TTFT ms", "ITL p90 ms", "dM MiB")
 
 
+def _number(value, fmt: str) -> str:
+    """``fmt`` of ``value``, or "-" when it is unknown (None or NaN)."""
+    if value is None or (isinstance(value, float) and value != value):
+        return "-"
+    return fmt.format(value)
+
+
 def _cells(row: dict) -> list[str]:
     s = row["speedup"]
     peer = row.get("peer_speedup")
@@ -115,14 +123,14 @@ def _cells(row: dict) -> list[str]:
         row["configuration"],
         row["kind"],
         f"{s['median']:.2f}x [{s['min']:.2f}-{s['max']:.2f}]",
-        f"{row['predicted']:.2f}x",
-        f"{row['efficiency']:.2f}",
+        _number(row["predicted"], "{:.2f}x" + ("*" if row.get("cost_model") == "ideal" else "")),
+        _number(row["efficiency"], "{:.2f}"),
         "-" if not peer else f"{peer['median']:.2f}x",
         "-" if acceptance is None else f"{acceptance:.2f}",
-        f"{row['tokens_per_step']:.2f}",
-        str(row["optimal_k"]),
-        f"{row['ttft_ms']:.0f}",
-        f"{row['itl_ms']['p90']:.0f}",
+        _number(row["tokens_per_step"], "{:.2f}"),
+        _number(row["optimal_k"], "{}"),
+        _number(row["ttft_ms"], "{:.0f}"),
+        _number(row["itl_ms"]["p90"], "{:.0f}"),
         "-" if memory is None else f"{memory:+.1f}",
     ]
 

@@ -1,4 +1,5 @@
-"""``specdec bench gate`` (the ratio gate over two stored runs, :mod:`specdec.bench.gate`) and
+"""``specdec bench run`` (any decoder against its autoregressive twin, :mod:`specdec.bench.subject`),
+``specdec bench gate`` (the ratio gate over two stored runs, :mod:`specdec.bench.gate`) and
 ``specdec bench plot`` (the latest run's rows and the stored history, :mod:`specdec.bench.plots`)."""
 
 from __future__ import annotations
@@ -76,6 +77,7 @@ def plot_command(args) -> int:
     from ..bench.history import load_history
     from ..bench.latest import describe, load_rows, stamps
     from ..bench.plots import history_series, k_sweeps, plot_history, plot_speedup_vs_k
+    from ..bench.subject_plots import load_series, plot_speedup_vs_batch, plot_subjects, side_by_side
 
     out, storage = Path(args.out), Path(args.storage)
     for name, folder in (("--out", out), ("--storage", storage)):
@@ -85,17 +87,23 @@ def plot_command(args) -> int:
         raise UsageError(f"--out {out}: the folder does not exist")
     if not os.access(out, os.W_OK):
         raise UsageError(f"--out {out}: the folder is not writable")
-    rows_path = _input_file("--rows", args.rows, ": run `make bench` first (it writes .benchmarks/latest/rows.json)")
+    paths = [_input_file("--rows", p, ": run `make bench` first (it writes .benchmarks/latest/rows.json)") for p in args.rows]
+    rows_path = " + ".join(str(p) for p in paths)
     if importlib.util.find_spec("matplotlib") is None:
         raise UsageError("specdec bench plot needs matplotlib: pip install 'specdec[plot]' (make install does)")
     try:  # read and check everything before drawing anything
-        rows = load_rows(rows_path)
+        rows = [row for p in paths for row in load_rows(p)]
         runs = load_history(storage) if storage.is_dir() else []
         series = history_series(runs)
     except BenchFileError as error:
         return _no_verdict("plot", error)
     drawn = 0
     origin = "; ".join(describe(stamp) for stamp in stamps(rows))
+    for name, has, draw in (("speedup_vs_batch.png", load_series, plot_speedup_vs_batch), ("subjects.png", side_by_side, plot_subjects)):
+        if has(rows):
+            draw(rows, str(out / name), f"{len(rows)} rows of {rows_path}, {origin}")
+            print(f"wrote {out / name} ({len(rows)} rows of {rows_path}, {origin})")
+            drawn += 1
     if k_sweeps(rows):
         plot_speedup_vs_k(rows, str(out / "speedup_vs_k.png"), f"{len(rows)} rows of {rows_path}, {origin}")
         print(f"wrote {out / 'speedup_vs_k.png'} ({len(rows)} rows of {rows_path}, {origin})")
@@ -114,9 +122,74 @@ def plot_command(args) -> int:
     return exit_codes.OK
 
 
+def run_command(args) -> int:
+    """Build the plan, say it, and run it as a pytest session of :mod:`specdec.bench.suite` under
+    pytest-benchmark (stored in ``--storage`` like ``make bench``'s runs)."""
+    import tempfile
+
+    from ..bench.plan import BenchPlan
+    from ..bench.subject import import_object, is_factory
+
+    for module in ("pytest", "pytest_benchmark"):
+        if importlib.util.find_spec(module) is None:
+            raise UsageError(f"specdec bench run needs {module}: pip install 'specdec[test]' (make install does)")
+    if os.getcwd() not in sys.path and "" not in sys.path:
+        sys.path.insert(0, os.getcwd())  # like python -m and specdec check: the working directory's modules import
+    try:
+        plan = BenchPlan(args.subject, twin=args.twin, ks=args.k, kinds=args.kinds, prompts=args.prompts,
+                         batches=args.batch, mix_prompts=args.mix_prompts, lengths=args.lengths,
+                         length_prompts=args.length_prompts, new_tokens=args.new_tokens, rounds=args.rounds,
+                         seed=args.seed, device=args.device, name=args.name, tokenizer=args.tokenizer)
+        subject = import_object(plan.subject)  # a bad SUBJECT is a usage error, before pytest starts
+        if plan.twin:
+            import_object(plan.twin, what="--twin")
+        elif not (is_factory(subject) or (hasattr(subject, "speculative") and hasattr(subject, "autoregressive"))):
+            raise ValueError(f"{plan.subject} is a Decoder without a twin: pass --twin MODULE:ATTR, or name a factory "
+                             "with a num_draft_tokens parameter, or an object with speculative and autoregressive attributes")
+    except (ValueError, TypeError) as error:
+        raise UsageError(str(error)) from None
+    print(f"specdec bench run {plan.subject}: {plan.describe()}", flush=True)
+    import pytest
+
+    from ..bench import suite
+
+    with tempfile.TemporaryDirectory() as empty:
+        ini = Path(empty) / "pytest.ini"
+        ini.write_text("[pytest]\n")
+        argv = [suite.__file__, "-c", str(ini), "--rootdir", os.getcwd(), "-p", "no:cacheprovider", "-p", "no:randomly",
+                "-q", "-W", "ignore::pytest.PytestAssertRewriteWarning", "--benchmark-enable", "--benchmark-only", "--benchmark-storage", args.storage,
+                "--benchmark-columns=median,rounds", "--specdec-bench-plan", plan.to_json(),
+                "--specdec-bench-latest", args.latest]
+        argv += [f"--benchmark-save={args.save}"] if args.save else ["--benchmark-autosave"]
+        code = pytest.main(argv)
+    if code == 2:  # pytest's "interrupted"
+        return exit_codes.INTERRUPTED
+    return exit_codes.OK if code == 0 else exit_codes.ERROR  # a benchmark that raised: the subject misbehaved
+
+
 def add_parser(sub) -> None:
     bench = sub.add_parser("bench", help="benchmark history: the ratio gate and plots (make bench stores the runs)")
     bench_sub = bench.add_subparsers(dest="bench_command", required=True)
+    run = bench_sub.add_parser("run", help="benchmark any speculative decoder against its autoregressive twin (stored like make bench)")
+    run.add_argument("subject", help="package.module:attr: a BenchSubject, a factory of num_draft_tokens, or a Decoder with --twin")
+    run.add_argument("--twin", default=None, help="package.module:attr: the autoregressive twin of a Decoder subject")
+    run.add_argument("--k", type=int, nargs="+", default=[4], help="draft lengths K (default 4)")
+    run.add_argument("--kinds", nargs="*", default=None, help="task kinds at batch 1 (default: all six; none: --kinds with no value)")
+    run.add_argument("--prompts", type=int, default=1, help="prompts per task kind (default 1)")
+    run.add_argument("--batch", type=int, nargs="*", default=[], help="batch sizes of the load sweep, e.g. 1 4 16 64 (default: none)")
+    run.add_argument("--mix-prompts", type=int, default=64, help="prompts of the load sweep's mix (default 64)")
+    run.add_argument("--lengths", type=int, nargs="*", default=[], help="input-length buckets in tokens: 128 1024 4096 (default: none)")
+    run.add_argument("--length-prompts", type=int, default=2, help="prompts per length bucket (default 2)")
+    run.add_argument("--new-tokens", type=int, default=24, help="tokens generated per prompt, both sides (default 24)")
+    run.add_argument("--rounds", type=int, default=3, help="paired rounds per benchmark (default 3)")
+    run.add_argument("--seed", type=int, default=0, help="seed of the first call; call i gets seed + i (default 0)")
+    run.add_argument("--device", default="cpu", help="device for clocks and peak memory (default cpu)")
+    run.add_argument("--name", default=None, help="the subject's name in the rows (default: its own)")
+    run.add_argument("--tokenizer", default=None, help="tokenizer folder for the prompts (default: SmolLM2-135M-Instruct's)")
+    run.add_argument("--storage", default=".benchmarks", help="pytest-benchmark storage folder (default .benchmarks)")
+    run.add_argument("--save", default=None, help="save the run under this name (default: autosave under the commit id)")
+    run.add_argument("--latest", default=".benchmarks/latest", help="folder for rows.json and table.md (default .benchmarks/latest)")
+    run.set_defaults(run=run_command)
     gate = bench_sub.add_parser("gate", help="fail when a stored run's ratios regressed against a baseline run")
     gate.add_argument("baseline", nargs="?", help="baseline pytest-benchmark JSON (default: the second newest in --storage)")
     gate.add_argument("current", nargs="?", help="current pytest-benchmark JSON (default: the newest in --storage)")
@@ -126,8 +199,10 @@ def add_parser(sub) -> None:
     gate.add_argument("--no-exact", action="store_true", help="do not compare seeded metrics exactly (runs from different machines)")
     gate.add_argument("--verbose", action="store_true", help="print every comparison, not only failures and improvements")
     gate.set_defaults(run=gate_command)
-    plot = bench_sub.add_parser("plot", help="PNGs: speedup vs K per task kind (latest run) and the stored history")
-    plot.add_argument("--rows", default=".benchmarks/latest/rows.json", help="rows of the latest run (default .benchmarks/latest/rows.json)")
+    plot = bench_sub.add_parser("plot", help="PNGs: speedup vs K per task kind, vs batch size, subjects side by side, and the stored history")
+    plot.add_argument("--rows", nargs="+", default=[".benchmarks/latest/rows.json"],
+                      help="rows of the latest run, or of several runs to draw together, e.g. ours and vLLM's "
+                           "(default .benchmarks/latest/rows.json)")
     plot.add_argument("--storage", default=".benchmarks", help="pytest-benchmark storage folder (default .benchmarks)")
-    plot.add_argument("--out", default=".", help="folder for speedup_vs_k.png and history.png (default .)")
+    plot.add_argument("--out", default=".", help="folder for speedup_vs_k.png, speedup_vs_batch.png, subjects.png and history.png (default .)")
     plot.set_defaults(run=plot_command)

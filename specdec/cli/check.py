@@ -35,22 +35,14 @@ PROTOCOLS = {  # --kind: the Protocol a SUBJECT satisfies (a scheme's shape: cha
 
 def resolve(name: str, spec: str):
     """The object ``package.module:attr`` (attr may be dotted) names; a UsageError says why not."""
-    import importlib
+    from ..bench.subject import import_object
 
-    module_name, colon, attr = spec.partition(":")
-    if not colon or not module_name or not attr:
-        raise UsageError(f"{name} must look like package.module:attribute, got {spec!r}")
     if os.getcwd() not in sys.path and "" not in sys.path:
         sys.path.insert(0, os.getcwd())  # like python -m: the working directory's modules are importable
     try:
-        obj = importlib.import_module(module_name)
-    except Exception as error:  # noqa: BLE001 - any import failure is the user's to read, in one line
-        raise UsageError(f"{name} {spec!r}: cannot import {module_name!r}: {type(error).__name__}: {error}") from None
-    for part in attr.split("."):
-        if not hasattr(obj, part):
-            raise UsageError(f"{name} {spec!r}: {module_name!r} has no attribute {attr!r}")
-        obj = getattr(obj, part)
-    return obj
+        return import_object(spec, what=name)
+    except ValueError as error:
+        raise UsageError(str(error)) from None
 
 
 def conforming(spec: str, subject, kind: str):

@@ -7,7 +7,8 @@
 * ``USAGE`` (2): a bad argument, refused in one line before any work ran.
 * ``ERROR`` (3): a subject misbehaved - it raised, hung past ``--call-timeout``, or returned what its
   Protocol does not allow; the report (JSON included) says which subject, which call and the
-  exception's last line, and there is no verdict on its law.
+  exception's last line, and there is no verdict on its law.  ``bench run``: a benchmark raised
+  (pytest's output names it).
 * ``NO_VERDICT`` (4): ``bench gate`` / ``bench plot`` had nothing to judge or draw: an empty run, no
   shared benchmark, no ratio, or a file that cannot be read (the message names the file).
 * ``INTERRUPTED`` (130): stopped by Ctrl-C or SIGTERM; a partial report is written and marked so.
@@ -27,7 +28,7 @@ TABLE = [
     (OK, "no check rejected: PASS, or INCONCLUSIVE (weaker than asked); bench gate: no regression"),
     (FAIL, "a check rejected (FAIL); bench gate: a regression or a changed exact metric"),
     (USAGE, "a bad argument, refused before any work"),
-    (ERROR, "a subject raised, hung past --call-timeout, or broke its Protocol (verdict ERROR)"),
+    (ERROR, "a subject raised, hung past --call-timeout, or broke its Protocol (verdict ERROR); bench run: a benchmark raised"),
     (NO_VERDICT, "bench gate / plot: nothing to judge, or an unreadable input file"),
     (INTERRUPTED, "interrupted (Ctrl-C, SIGTERM): the partial report is written and marked"),
 ]

@@ -190,8 +190,10 @@ def speculation_delta(before: dict | None, after: dict | None) -> dict | None:
 
 
 def speculation_note(head: str, spec: dict) -> str:
-    """One report note: ``head``, then the counts of :func:`speculation_delta` and the acceptance."""
-    rate = f" (acceptance {spec['accepted_tokens'] / spec['draft_tokens']:.3f})" if spec["draft_tokens"] else ""
+    """One report note: ``head``, then the counts of :func:`speculation_delta` and the draft utilisation
+    (accepted / drafted: counters alone do not give docs/reference.md §6's acceptance rate, which needs
+    the steps that rejected)."""
+    rate = f" (draft utilisation {spec['accepted_tokens'] / spec['draft_tokens']:.3f})" if spec["draft_tokens"] else ""
     return f"{head}: {spec['drafts']:,} drafts verified, {spec['draft_tokens']:,} draft tokens, {spec['accepted_tokens']:,} accepted{rate}"
 
 

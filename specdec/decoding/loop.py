@@ -5,7 +5,8 @@ Each step, for every unfinished batch row:
 1. the draft source proposes K tokens x_1..x_K with their laws q_1..q_K (E5: none
    for a deterministic drafter);
 2. one target pass over [last token, x_1..x_K] gives p_1..p_{K+1}, warped with the
-   same :class:`SamplingConfig` (E6);
+   same :class:`SamplingConfig` (E6); the first step's pass also carries the prompts (no
+   separate prefill pass);
 3. the verifier (token-level F2-F4 by default, block verification F16-F19, or any
    :class:`specdec.protocols.TokenVerifier`) accepts n of them and emits n + 1 tokens;
 4. both KV caches are rolled back to the accepted length, row by row
@@ -14,12 +15,14 @@ Each step, for every unfinished batch row:
 
 With K = 0 the same loop is the autoregressive sampler (one target token per step),
 so speed ratios compare like with like.  K shrinks near the end so no step drafts
-past ``max_new_tokens``.  Per-step counts are returned as plain data; the loop does
-no timing (time it from outside, as the benchmarks do).
+past ``max_new_tokens``.  Per-step counts are returned as plain data; the loop reads no
+clock unless the caller passes a :class:`~specdec.decoding.phases.PhaseTimer` (where a step's
+time goes, phase by phase).
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
@@ -35,6 +38,7 @@ from ..warpers import SamplingConfig, warped_probs
 from .draft_length import FixedDraftLength
 from .drafts import ModelDraft
 from .kvcache import RaggedCache
+from .phases import NO_TIMER, PhaseTimer
 from .static_cache import static_cache_for_call
 from .verifying import check_outcome, select_verifier
 
@@ -114,6 +118,7 @@ def generate(
     on_step: Callable[[StepRecord], None] | None = None,
     target_cache="dynamic",
     cuda_graphs: bool = False,
+    phase_timer: PhaseTimer | None = None,
 ) -> GenerationResult:
     """Speculative decoding of ``prompts`` (ragged list of token-id lists, or a (B, T) tensor).
 
@@ -130,14 +135,23 @@ def generate(
     ``DynamicCache``, any causal LM), "static" (:class:`StaticKVCache`: preallocated K/V for
     Llama-style targets; with ``cuda_graphs=True`` on CUDA each step's query shape is a replayed
     graph) or a :class:`StaticKVCache` to reuse (reset here; its graphs are kept across calls).
+    ``phase_timer``: a :class:`PhaseTimer` accumulating each step's seconds per phase (draft,
+    prefill, target, warp, verify, rollback, the rest as bookkeeping; :mod:`.phases`); None (the default)
+    reads no clock and adds no host synchronisation.  The tokens are the same either way.
     Randomness: ``generator`` on the target's device, or ``seed``.  The output law of every
     row is that of sampling the target autoregressively with ``sampling``'s warpers.
     """
+    if phase_timer is not None and not isinstance(phase_timer, PhaseTimer):
+        raise TypeError(f"phase_timer must be a PhaseTimer or None, got {type(phase_timer).__name__}")
     run = _Run.start(target, draft, prompts, max_new_tokens=max_new_tokens, num_draft_tokens=num_draft_tokens, sampling=sampling,
                      eos_token_id=eos_token_id, generator=generator, seed=seed, verifier=verifier, prob_dtype=prob_dtype,
                      fused=fused, on_step=on_step, target_cache=target_cache, cuda_graphs=cuda_graphs)
+    timer = NO_TIMER if phase_timer is None else phase_timer
+    timer.bind(run.device)
+    run.timer = timer
     while run.active:
-        run.step()
+        with timer.step():
+            run.step()
     return GenerationResult(tokens=run.outputs, finish_reasons=run.reasons, steps=run.steps)
 
 
@@ -162,6 +176,8 @@ class _Run:
     device: torch.device
     on_step: Callable | None
     steps: list[StepRecord] = field(default_factory=list)
+    timer: PhaseTimer = NO_TIMER  # clocks the phases of each step (:mod:`.phases`); NO_TIMER reads none
+    prompts: list[list[int]] | None = None  # each row's prompt but its last token, until the first pass feeds them
 
     @classmethod
     def start(cls, target, draft, prompts, *, max_new_tokens, num_draft_tokens, sampling, eos_token_id, generator, seed, verifier,
@@ -196,15 +212,13 @@ class _Run:
         else:
             length = max(len(c) for c in contexts) + max_new_tokens + policy.max_draft_tokens + 1
             target_cache = static_cache_for_call(target_cache, target, batch, device, length, cuda_graphs)
-        prefix = [ctx[:-1] for ctx in contexts]  # the last prompt token is fed with the first drafts
-        if any(prefix):
-            check_logits(target_cache.feed(prefix), "target")
         policy.reset()
         draft = None if never_drafts else draft
         if draft is not None:
             draft.start(contexts, sampling=sampling, prob_dtype=prob_dtype, device=device)
+        prompts = [ctx[:-1] for ctx in contexts]  # fed with the first step's chunk: no pass of their own
         return cls(contexts, [[] for _ in range(batch)], ["length"] * batch, list(range(batch)), max_new_tokens, eos, policy, draft,
-                   verify, sampling, prob_dtype, generator, target_cache, vocab, device, on_step)
+                   verify, sampling, prob_dtype, generator, target_cache, vocab, device, on_step, prompts=prompts)
 
     def step(self) -> None:
         """One draft-then-verify step over the running rows (the module docstring's steps 1-5)."""
@@ -214,22 +228,50 @@ class _Run:
         draft_tokens = torch.empty((len(rows), 0), dtype=torch.long, device=self.device)
         draft_probs = None
         if self.draft is not None and k > 0:  # 1. propose
-            proposal = self.draft.propose(rows, k, self.generator)
+            with self.timer.phase("draft"):
+                proposal = self.draft.propose(rows, k, self.generator)
             draft_tokens, draft_probs = proposal.tokens, proposal.probs
             k = draft_tokens.shape[1]
         last = torch.tensor([ctx[-1] for ctx in rows], dtype=torch.long, device=self.device)
         chunk = torch.cat([last.unsqueeze(-1), draft_tokens], dim=1)  # (B', k+1)  2. one target pass
-        logits = self.target_cache.feed_tensor(chunk, torch.full((len(rows),), k + 1, device=self.device))
-        target_probs = warped_probs(check_logits(logits, "target"), self.sampling, dtype=self.prob_dtype)
-        result = self.verify(draft_tokens, draft_probs, target_probs, self.generator)  # 3. verify
-        accepted, emitted = check_outcome(result, draft_tokens, self.vocab)
+        if self.prompts is None:
+            with self.timer.phase("target"):
+                logits = self.target_cache.feed_tensor(chunk, torch.full((len(rows),), k + 1, device=self.device))
+        else:
+            with self.timer.phase("prefill"):
+                logits = self._first_pass(chunk)
+        with self.timer.phase("warp"):
+            target_probs = self._target_probs(check_logits(logits, "target"))
+        with self.timer.phase("verify"):  # 3. verify
+            result = self.verify(draft_tokens, draft_probs, target_probs, self.generator)
+            accepted, emitted = check_outcome(result, draft_tokens, self.vocab)
         kept, finished, starts = self._emit(accepted, emitted, remaining)  # 5. output, EOS, max_new_tokens
         record = StepRecord(tuple(self.active), k, tuple(accepted), tuple(kept), tuple(starts))
         self.steps.append(record)
         self.policy.observe(k, accepted)
         if self.on_step is not None:
             self.on_step(record)
-        self._roll_back(finished)  # 4. both caches to the accepted length; finished rows leave
+        with self.timer.phase("rollback"):
+            self._roll_back(finished)  # 4. both caches to the accepted length; finished rows leave
+
+    def _target_probs(self, logits: torch.Tensor) -> torch.Tensor:
+        """:func:`warped_probs` of the target's logits (E6).  Greedy (E4): the same exact one-hot at the
+        argmax (lowest id among ties) written directly, without masking and a softmax over V; logits
+        that warped_probs refuses (+inf, a row -inf everywhere) still go to it for its error."""
+        if not self.sampling.greedy:
+            return warped_probs(logits, self.sampling, dtype=self.prob_dtype)
+        refused = torch.isposinf(logits).any() | (logits.amax(-1) == -math.inf).any()
+        if bool(refused):
+            return warped_probs(logits, self.sampling, dtype=self.prob_dtype)
+        one_hot = torch.zeros(logits.shape, dtype=self.prob_dtype, device=logits.device)  # (B, k+1, V)
+        return one_hot.scatter_(-1, logits.argmax(-1, keepdim=True), 1.0)
+
+    def _first_pass(self, chunk: torch.Tensor) -> torch.Tensor:
+        """The first step's target pass carries the prompts too: [prompt, drafts] in one forward (as
+        transformers' assisted generation does), logits (B, k+1, V) for the chunk's columns only.  A
+        separate prefill pass would cost a whole target pass more on both sides of every speed ratio."""
+        prompts, self.prompts = self.prompts, None
+        return self.target_cache.feed([p + c for p, c in zip(prompts, chunk.tolist())], last=chunk.shape[1])
 
     def _emit(self, accepted, emitted, remaining):
         kept, finished, starts = [], [], []

@@ -107,8 +107,9 @@ class StaticKVCache:
         else:
             self.fed = torch.zeros_like(self.fed)
 
-    def feed(self, chunks: list[list[int]]) -> torch.Tensor:
-        """Append each row's next tokens (right-aligned, as :meth:`RaggedCache.feed`); logits (B, T, V)."""
+    def feed(self, chunks: list[list[int]], *, last: int | None = None) -> torch.Tensor:
+        """Append each row's next tokens (right-aligned, as :meth:`RaggedCache.feed`); logits (B, T, V), or
+        (B, last, V) for the last ``last`` columns only (the head applied to those alone)."""
         if len(chunks) != self.batch_size:
             raise ValueError(f"chunks must have one entry per row ({self.batch_size}), got {len(chunks)}")
         width = max((len(c) for c in chunks), default=0)
@@ -116,18 +117,18 @@ class StaticKVCache:
             raise ValueError("feed needs at least one token in some row")
         tokens = torch.tensor([[0] * (width - len(c)) + list(c) for c in chunks], dtype=torch.long, device=self.device)
         counts = torch.tensor([len(c) for c in chunks], dtype=torch.long, device=self.device)
-        return self._feed(tokens, counts, graphed=False)
+        return self._feed(tokens, counts, graphed=False, last=last)
 
     def feed_tensor(self, tokens: torch.Tensor, counts: torch.Tensor) -> torch.Tensor:
         """A loop step: (B, T) right-aligned tokens, ``counts`` real ones per row; replayed from a graph
         when ``cuda_graphs``."""
         return self._feed(tokens, counts, graphed=self.cuda_graphs)
 
-    def _feed(self, tokens: torch.Tensor, counts: torch.Tensor, *, graphed: bool) -> torch.Tensor:
+    def _feed(self, tokens: torch.Tensor, counts: torch.Tensor, *, graphed: bool, last: int | None = None) -> torch.Tensor:
         width = tokens.shape[1]
         offset = torch.arange(width, device=self.device) - (width - counts).unsqueeze(-1)
         positions = torch.where(offset >= 0, self.fed.unsqueeze(-1) + offset, self.scratch)
-        logits = self._replay(tokens, positions) if graphed else self._forward(tokens, positions)
+        logits = self._replay(tokens, positions) if graphed else self._forward(tokens, positions, last)
         self.fed = self.fed + counts
         return logits
 
@@ -143,7 +144,7 @@ class StaticKVCache:
         self._graphs.clear()
 
     @torch.no_grad()
-    def _forward(self, tokens: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
+    def _forward(self, tokens: torch.Tensor, positions: torch.Tensor, last: int | None = None) -> torch.Tensor:
         inner = self.model.model
         batch, width = tokens.shape
         hidden = inner.embed_tokens(tokens)
@@ -162,7 +163,7 @@ class StaticKVCache:
             out = _attention(q, keys, values, visible, attn.scaling)
             hidden = hidden + attn.o_proj(out.transpose(1, 2).reshape(batch, width, -1))
             hidden = hidden + layer.mlp(layer.post_attention_layernorm(hidden))
-        return self.model.lm_head(inner.norm(hidden))
+        return self.model.lm_head(inner.norm(hidden if last is None else hidden[:, -last:]))
 
     def _replay(self, tokens: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
         key = tuple(tokens.shape)

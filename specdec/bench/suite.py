@@ -1,0 +1,32 @@
+"""The pytest module that ``specdec bench run`` runs: one benchmark per case of the plan.
+
+The plan arrives as JSON in ``--specdec-bench-plan`` (:class:`specdec.bench.plan.BenchPlan`); each
+case (prompt set, K, batch) is one test, measured by the ``specdec_bench`` fixture, so the run is
+stored by pytest-benchmark like perf/'s and read by ``specdec bench gate`` and ``plot``.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+
+def _plan(config):
+    from specdec.bench.plan import BenchPlan
+
+    text = config.getoption("specdec_bench_plan")
+    return None if text is None else BenchPlan.from_json(text)
+
+
+def pytest_generate_tests(metafunc):
+    if "bench_case" in metafunc.fixturenames:
+        plan = _plan(metafunc.config)
+        cases = [] if plan is None else plan.cases()
+        metafunc.parametrize("bench_case", cases, ids=[c.id for c in cases])
+
+
+def test_subject(specdec_bench, bench_case, pytestconfig):
+    plan = _plan(pytestconfig)
+    if plan is None:
+        pytest.skip("no --specdec-bench-plan: specdec bench run writes one")
+    row = specdec_bench.measure_case(plan, bench_case)
+    assert row["speedup"]["median"] > 0
