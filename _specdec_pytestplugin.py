@@ -166,21 +166,32 @@ def specdec_strategies():
 
 @pytest.fixture(scope="session")
 def _specdec_bench_session(pytestconfig):
+    from specdec.bench.latest import run_stamp
     from specdec.bench.pytest_bench import BenchSession
 
-    session = BenchSession()
+    session = BenchSession(stamp=run_stamp())
     pytestconfig.stash[_BENCH] = session
     yield session
     session.close()
 
 
 @pytest.fixture
-def specdec_bench(benchmark, _specdec_bench_session):
+def specdec_bench(request, benchmark, _specdec_bench_session):
     """Benchmarks a speculative decoder against its twin under pytest-benchmark's ``benchmark`` (needs
     pytest-benchmark; asking for ``benchmark`` by name keeps the test under ``--benchmark-only``)."""
     from specdec.bench.pytest_bench import SubjectBench
 
-    return SubjectBench(benchmark, _specdec_bench_session, _specdec_bench_session.rows.append)
+    from pathlib import Path
+
+    from specdec.bench.latest import write_rows
+
+    session, config = _specdec_bench_session, request.config
+
+    def record(row: dict) -> None:  # rows.json replaced after every row: a run cut short keeps what it measured
+        session.rows.append(row)
+        write_rows(Path(config.getoption("specdec_bench_latest")), session.rows, session.stamp)
+
+    return SubjectBench(benchmark, session, record)
 
 
 def _bench_summary(terminalreporter, config) -> None:
@@ -189,12 +200,12 @@ def _bench_summary(terminalreporter, config) -> None:
         return
     from pathlib import Path
 
-    from specdec.bench.latest import run_stamp, write_rows, write_table
+    from specdec.bench.latest import write_rows, write_table
     from specdec.bench.subject_tables import subject_report
 
     terminalreporter.section("specdec bench: speculative vs its autoregressive twin (one run)")
     terminalreporter.write_line(subject_report(session.rows))
-    folder, stamp = Path(config.getoption("specdec_bench_latest")), run_stamp()
+    folder, stamp = Path(config.getoption("specdec_bench_latest")), session.stamp
     write_rows(folder, session.rows, stamp)
     write_table(folder, session.rows, stamp)
     terminalreporter.write_line(f"rows: {folder / 'rows.json'}, table: {folder / 'table.md'} (commit {stamp['commit']})")

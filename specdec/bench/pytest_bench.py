@@ -27,6 +27,7 @@ class BenchSession:
     """Subjects, costs and rows of one pytest session (the plugin keeps one)."""
 
     rows: list[dict] = field(default_factory=list)
+    stamp: dict | None = None  # the run's commit and start (specdec.bench.latest.run_stamp), in every rows file
     _built: dict = field(default_factory=dict)
     _subjects: dict = field(default_factory=dict)
     _costs: dict = field(default_factory=dict)
