@@ -165,16 +165,13 @@ def warped_probs(logits: torch.Tensor, config: SamplingConfig, *, dtype: torch.d
     _check_logits_metadata(logits)
     if not isinstance(config, SamplingConfig):
         raise TypeError(f"config must be a SamplingConfig, got {type(config).__name__}")
-    warped = _warp(logits, config)
+    greedy = config.greedy  # E4: the exact one-hot at the argmax, written directly (no mask, no softmax over V)
+    warped = None if greedy else _warp(logits, config)
     if logits.numel():
-        flags = torch.stack(
-            [
-                torch.isnan(logits).any(),
-                torch.isposinf(logits).any(),
-                (logits.amax(-1) == -math.inf).any(),
-                torch.isposinf(warped).any() | (warped.amax(-1) == -math.inf).any(),  # logits / T overflowed
-            ]
-        ).tolist()  # the one host sync
+        checks = [torch.isnan(logits).any(), torch.isposinf(logits).any(), (logits.amax(-1) == -math.inf).any()]
+        if not greedy:
+            checks.append(torch.isposinf(warped).any() | (warped.amax(-1) == -math.inf).any())  # logits / T overflowed
+        flags = torch.stack(checks).tolist() + [False] * greedy  # the one host sync
         if flags[0]:
             raise ValueError("logits contain NaN")
         if flags[1]:
@@ -185,5 +182,7 @@ def warped_probs(logits: torch.Tensor, config: SamplingConfig, *, dtype: torch.d
             raise ValueError(f"logits row {row} is -inf everywhere: no token has positive probability")
         if flags[3]:  # logits / temperature overflowed (to +inf, or a whole row to -inf): recompute without overflow
             warped = _warp(logits, config, robust=True)
+    if greedy:  # the lowest id among ties, as greedy_mask
+        return torch.zeros(logits.shape, dtype=dtype, device=logits.device).scatter_(-1, logits.argmax(-1, keepdim=True), 1.0)
     compute = torch.float64 if torch.float64 in (warped.dtype, dtype) else torch.float32
     return warped.to(compute).softmax(-1).to(dtype)

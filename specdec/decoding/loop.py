@@ -22,7 +22,6 @@ time goes, phase by phase).
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
@@ -241,7 +240,7 @@ class _Run:
             with self.timer.phase("prefill"):
                 logits = self._first_pass(chunk)
         with self.timer.phase("warp"):
-            target_probs = self._target_probs(check_logits(logits, "target"))
+            target_probs = warped_probs(check_logits(logits, "target"), self.sampling, dtype=self.prob_dtype)
         with self.timer.phase("verify"):  # 3. verify
             result = self.verify(draft_tokens, draft_probs, target_probs, self.generator)
             accepted, emitted = check_outcome(result, draft_tokens, self.vocab)
@@ -253,18 +252,6 @@ class _Run:
             self.on_step(record)
         with self.timer.phase("rollback"):
             self._roll_back(finished)  # 4. both caches to the accepted length; finished rows leave
-
-    def _target_probs(self, logits: torch.Tensor) -> torch.Tensor:
-        """:func:`warped_probs` of the target's logits (E6).  Greedy (E4): the same exact one-hot at the
-        argmax (lowest id among ties) written directly, without masking and a softmax over V; logits
-        that warped_probs refuses (+inf, a row -inf everywhere) still go to it for its error."""
-        if not self.sampling.greedy:
-            return warped_probs(logits, self.sampling, dtype=self.prob_dtype)
-        refused = torch.isposinf(logits).any() | (logits.amax(-1) == -math.inf).any()
-        if bool(refused):
-            return warped_probs(logits, self.sampling, dtype=self.prob_dtype)
-        one_hot = torch.zeros(logits.shape, dtype=self.prob_dtype, device=logits.device)  # (B, k+1, V)
-        return one_hot.scatter_(-1, logits.argmax(-1, keepdim=True), 1.0)
 
     def _first_pass(self, chunk: torch.Tensor) -> torch.Tensor:
         """The first step's target pass carries the prompts too: [prompt, drafts] in one forward (as
