@@ -118,11 +118,11 @@ def record_row(request):
 
 @pytest.fixture
 def record_peer(request):
-    """Stores a peer's speedup for (configuration, kind)."""
+    """Stores a peer's speedup (and both sides' tokens per second) for (configuration, kind)."""
     peers = request.config.stash[PEERS_KEY]
 
-    def record(configuration: str, kind: str, speedup: dict) -> None:
-        peers[(configuration, kind)] = speedup
+    def record(configuration: str, kind: str, speedup: dict, tokens_per_second: dict | None = None) -> None:
+        peers[(configuration, kind)] = (speedup, tokens_per_second)
 
     return record
 
@@ -132,19 +132,24 @@ def pytest_terminal_summary(terminalreporter, config):
     if not rows:
         return
     from specdec.bench.latest import write_rows, write_table
-    from specdec.bench.rows import choosing_k, format_choosing_k, format_table
+    from specdec.bench.rows import choosing_k, format_choosing_k, format_peer_rates, format_table
 
     peers = config.stash.get(PEERS_KEY, {})
     for row in rows:
-        row["peer_speedup"] = peers.get((row["configuration"], row["kind"]))
+        row["peer_speedup"], row["peer_tokens_per_second"] = peers.get((row["configuration"], row["kind"]), (None, None))
     terminalreporter.section("speculative vs autoregressive decoding (perf/, one run)")
     terminalreporter.write_line(format_table(rows))
     terminalreporter.write_line(
         "speedup: autoregressive / speculative seconds per round, median [min-max]; predicted: F23 with the measured "
-        "draft cost and verify term; efficiency = measured / predicted; peer: transformers' speculative generate over its "
+        "draft cost and verify term, end to end (docs/reference.md §6): the prefill share of the autoregressive time "
+        "counted on both sides; prefill: that share; efficiency = measured / predicted; peer: transformers' speculative generate over its "
         "own generate; acceptance: pooled (docs/reference.md §6); k-bar: tokens per step; K*: F24 from the measured alpha and costs; "
         "TTFT, ITL p90: speculative side; dM: speculative minus autoregressive peak memory."
     )
+    rates = format_peer_rates(rows)
+    if rates:
+        terminalreporter.section("tokens per second: ours and the peer, each side (medians over rounds)")
+        terminalreporter.write_line(rates)
     entries = choosing_k(rows)
     if entries:
         terminalreporter.section("choosing K: the sweep's best fixed K, F24's K*, the adaptive K")

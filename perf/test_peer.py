@@ -5,7 +5,8 @@
 cut-off) for a model draft; the adaptive row uses transformers' own "heuristic" schedule.  Each
 round runs plain ``generate`` (untimed by pytest-benchmark) then the speculative call (timed); both
 produce exactly ``new_tokens`` tokens (``min_new_tokens`` = ``max_new_tokens``).  The ratio joins our
-row of the same configuration and task kind as its "peer" column.
+row of the same configuration and task kind as its "peer" column, and both sides' tokens per second as
+its ``peer_tokens_per_second``: a ratio over a faster baseline is a smaller ratio.
 """
 
 from __future__ import annotations
@@ -43,7 +44,8 @@ def hf_generate(workbench, prompt, config: Config, new_tokens: int, speculative:
 @pytest.mark.parametrize("kind", KINDS)
 def test_peer_speculative_vs_generate(benchmark, workbench, plan, config, kind, record_peer):
     prompts = workbench.prompts(kind, plan.prompts)
-    ratios, pending = [], {}
+    ratios, pending, per_second = [], {}, {"speculative": [], "autoregressive": []}
+    generated = len(prompts) * plan.new_tokens
 
     def plain():
         pending["seconds"], pending["tokens"] = timed(
@@ -52,6 +54,8 @@ def test_peer_speculative_vs_generate(benchmark, workbench, plan, config, kind, 
     def speculative():
         seconds, tokens = timed(lambda: [hf_generate(workbench, p, config, plan.new_tokens, True) for p in prompts], plan.device)
         ratios.append(pending["seconds"] / seconds)
+        per_second["speculative"].append(generated / seconds)
+        per_second["autoregressive"].append(generated / pending["seconds"])
         pending["speculative_tokens"] = tokens
 
     with torch.random.fork_rng(devices=[]):
@@ -60,7 +64,9 @@ def test_peer_speculative_vs_generate(benchmark, workbench, plan, config, kind, 
     if config.temperature == 0 and config.draft.startswith("lookup"):
         assert pending["speculative_tokens"] == pending["tokens"], "transformers' greedy prompt lookup changed the text"
     speedup = spread(ratios)
-    benchmark.extra_info.update(peer="transformers", configuration=config.name, kind=kind, speedup=speedup, ratios_list=ratios)
+    tokens_per_second = {side: spread(values) for side, values in per_second.items()}
+    benchmark.extra_info.update(peer="transformers", configuration=config.name, kind=kind, speedup=speedup, ratios_list=ratios,
+                                tokens_per_second=tokens_per_second)
     benchmark.extra_info["ratios"] = {"speedup": {"values": ratios, "higher_is_better": True}}
     if not benchmark.disabled:
-        record_peer(config.name, kind, speedup)
+        record_peer(config.name, kind, speedup, tokens_per_second)

@@ -25,7 +25,7 @@ from specdec.bench.costs import StepCosts, calibrate
 from specdec.bench.gate import compare_runs, ratio_interval
 from specdec.bench.history import Run, load_history, load_run
 from specdec.bench.memory import PeakMemory
-from specdec.bench.rows import Round, choosing_k, format_table, split_configuration, summarise
+from specdec.bench.rows import Round, choosing_k, format_peer_rates, format_table, split_configuration, summarise
 from specdec.decoding import AdaptiveDraftLength, FixedDraftLength, ModelDraft, generate
 from specdec.warpers import SamplingConfig
 
@@ -180,12 +180,27 @@ def test_a_row_puts_f23_beside_the_paired_ratios():
     assert row.ratios == [2.0, 2.2] and row.speedup["median"] == pytest.approx(2.1)
     assert row.acceptance == pytest.approx(9 / 11)
     assert row.tokens_per_step == pytest.approx((5 + 2 + 5 + 1) / 4)
-    assert row.predicted == pytest.approx(sd.speedup_with_costs(9 / 11, 4, 0.1, 1.2))
+    decode = sd.speedup_with_costs(9 / 11, 4, 0.1, 1.2)
+    share = (0.1 + 0.12) / (2.0 + 2.2)  # the autoregressive side's time to first token over its time, pooled
+    assert row.predicted_decode == pytest.approx(decode) and row.prefill_share == pytest.approx(share)
+    assert row.predicted == pytest.approx(1 / (share + (1 - share) / decode))  # F23 end to end
     assert row.efficiency == pytest.approx(2.1 / row.predicted)
     assert row.delta_memory_mib == pytest.approx(40 / 2**20)
     text = format_table([row.as_dict()])
     assert "lookup-n3-K4-greedy" in text and "2.10x [2.00-2.20]" in text
     assert format_table([row.as_dict()], markdown=True).startswith("| configuration |")
+
+
+def test_rows_put_tokens_per_second_of_ours_beside_the_peers():
+    rounds = [Round(2.0, 1.0, None, None, [(4, 4)], [0.2], [0.1]), Round(2.4, 1.2, None, None, [(4, 4)], [0.2], [0.1])]
+    row = summarise("lookup-n3-K4-greedy", "qa", rounds, _costs(), generated_tokens=24).as_dict()
+    assert row["tokens_per_second"]["speculative"]["median"] == pytest.approx((24 / 1.0 + 24 / 1.2) / 2)
+    assert row["tokens_per_second"]["autoregressive"]["min"] == pytest.approx(24 / 2.4)
+    assert format_peer_rates([row]) == ""  # no peer measured: no table
+    row["peer_speedup"] = spread([2.5])
+    row["peer_tokens_per_second"] = {"speculative": spread([30.0]), "autoregressive": spread([12.0])}
+    table = format_peer_rates([row], markdown=True)
+    assert table.splitlines()[2] == "| lookup-n3-K4-greedy | qa | 22.0 | 30.0 | 11.0 | 12.0 | 2.00x / 2.50x |"
 
 
 @pytest.mark.parametrize("name, family, k", [("lookup-n3-K4-greedy", "lookup-n3 greedy", "K4"),
@@ -205,6 +220,23 @@ def test_choosing_k_sets_the_best_fixed_k_beside_f24_and_the_adaptive_k():
     (entry,) = choosing_k(rows)
     assert entry == {"family": "lookup-n3 greedy", "kind": "qa", "best_fixed_k": 4, "best_fixed_speedup": 1.5, "f24_k": 8,
                      "f24_k_speedup": 1.4, "adaptive_mean_k": 5.5, "adaptive_speedup": 1.45}
+
+
+def test_end_to_end_speedup_is_amdahls_law_over_f23():
+    # a call of prefill P then decoding D autoregressively, D / S speculatively: the ratio of the two calls
+    prefill, decode_seconds, decode_speedup = 0.3, 1.7, 2.5
+    measured = (prefill + decode_seconds) / (prefill + decode_seconds / decode_speedup)
+    assert sd.end_to_end_speedup(decode_speedup, prefill / (prefill + decode_seconds)) == pytest.approx(measured, rel=1e-12)
+    assert sd.end_to_end_speedup(decode_speedup, 0.0) == decode_speedup  # no shared part: F23
+    assert sd.end_to_end_speedup(decode_speedup, 1.0) == 1.0  # nothing but the shared part
+    assert sd.end_to_end_speedup(0.8, 0.5) == pytest.approx(1 / (0.5 + 0.5 / 0.8))  # a slowdown is diluted too
+
+
+@pytest.mark.parametrize("args, match", [((0.0, 0.2), "decode_speedup"), ((float("nan"), 0.2), "decode_speedup"),
+                                         ((2.0, 1.5), "prefill_share"), ((2.0, -0.1), "prefill_share")])
+def test_end_to_end_speedup_names_the_bad_argument(args, match):
+    with pytest.raises(ValueError, match=match):
+        sd.end_to_end_speedup(*args)
 
 
 def test_a_row_of_autoregressive_steps_has_no_acceptance():

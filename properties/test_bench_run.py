@@ -103,7 +103,9 @@ def test_paired_rounds_read_the_counters_and_predict_with_ideal_costs(toy_module
     assert row["acceptance"] is None and row["acceptance_source"] == "counters"  # §6's rate needs the steps
     assert row["draft_utilisation"] == 0.5  # 2 of 4 drafts kept every step
     assert row["tokens_per_step"] == 3.0 and row["mean_draft_tokens"] == 4.0
-    assert row["predicted"] == 3.0 and row["cost_model"] == "ideal"  # F23 with rho = 0, v = 1: the acceptance length
+    assert row["predicted_decode"] == 3.0 and row["cost_model"] == "ideal"  # F23 with rho = 0, v = 1: the acceptance length
+    assert 0 < row["prefill_share"] < 1  # the twin's one-token calls over its whole calls
+    assert row["predicted"] == pytest.approx(1 / (row["prefill_share"] + (1 - row["prefill_share"]) / 3.0))  # end to end
     assert row["optimal_k"] is None  # no measured costs: no K*
     assert row["draft_utilisation_spread"]["n"] == 3 and row["draft_utilisation_spread"]["min"] == 0.5
     assert row["ttft_ms"] > 0 and row["baseline_ttft_ms"] > 0

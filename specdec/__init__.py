@@ -45,6 +45,7 @@ _EXPORTS = {
     "speedup": "specdec.laws",
     "optimal_draft_length": "specdec.laws",
     "predicted_speedup": "specdec.laws",
+    "end_to_end_speedup": "specdec.laws",
     "speedup_with_costs": "specdec.laws",
     "acceptance_rate": "specdec.metrics",
     "draft_utilisation": "specdec.metrics",

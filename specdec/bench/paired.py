@@ -19,7 +19,9 @@ counts (:class:`specdec.protocols.SpeculationCounter`: drafts, draft tokens, acc
 vLLM and llama.cpp do) gives the draft utilisation (accepted / drafted) and the acceptance length
 (tokens per verify step), not the acceptance rate.  F23's prediction then takes the measured
 acceptance length as its numerator; F24's K* takes the acceptance that length implies under F23's
-i.i.d. model (:func:`implied_acceptance`).  With ``batch = 1`` every prompt is a call, so the row's
+i.i.d. model (:func:`implied_acceptance`).  The row's ``predicted`` is F23 end to end: the twin's
+one-token calls over its whole calls are the share both sides pay alike (the prefill and the call's
+setup; docs/reference.md §6), and ``predicted_decode`` is F23 alone.  With ``batch = 1`` every prompt is a call, so the row's
 spreads are over prompts.
 """
 
@@ -33,10 +35,10 @@ import torch
 
 from .. import metrics
 from .._checks import as_int, as_seed
-from ..laws.speedup import optimal_draft_length, predicted_speedup
+from ..laws.speedup import end_to_end_speedup, optimal_draft_length, predicted_speedup
 from .clock import spread, timed
 from .memory import PeakMemory
-from .rows import MIB
+from .rows import MIB, prefill_share
 
 NO_COSTS = "ideal"  # F23 with rho = 0 and v(K) = 1: what speculation could give at the measured acceptance
 
@@ -239,13 +241,17 @@ def subject_row(paired: PairedRounds, configuration: str, kind: str, *, costs=No
     else:
         mean_k, drafted = float(paired.subject.num_draft_tokens or 0), []
     rho, verify = (costs.draft_step_ratio, costs.verify_cost_ratios) if costs is not None else (0.0, None)
-    predicted = efficiency = optimal_k = None
+    first = [r.get("baseline_first") for r in rounds]
+    share = (None if any(f is None for f in first) else
+             prefill_share([s for f in first for s in f.call_seconds], [r["baseline"].seconds for r in rounds]))
+    predicted = decode = efficiency = optimal_k = None
     if tokens_per_step is not None and drafted and (verify is None or max(drafted) < len(verify)):
         if alpha is not None:  # F23 over the K each step drafted, at the measured acceptance
-            predicted = predicted_speedup(alpha, drafted, rho, verify)
+            decode = predicted_speedup(alpha, drafted, rho, verify)
         else:  # F23's numerator measured: the acceptance length over the cost of a step at the mean K
             k = drafted[0]
-            predicted = tokens_per_step / (k * rho + (1.0 if verify is None else verify[k]))
+            decode = tokens_per_step / (k * rho + (1.0 if verify is None else verify[k]))
+        predicted = decode if share is None else end_to_end_speedup(decode, share)
         efficiency = statistics.median(ratios) / predicted
         if verify is not None:  # F24's K* needs measured costs: with ideal ones it is always the largest K
             f24_alpha = alpha if alpha is not None else implied_acceptance(tokens_per_step, drafted[0])
@@ -273,6 +279,8 @@ def subject_row(paired: PairedRounds, configuration: str, kind: str, *, costs=No
         "speedup": spread(ratios),
         "ratios": ratios,
         "predicted": predicted,
+        "predicted_decode": decode,
+        "prefill_share": share,
         "efficiency": efficiency,
         "acceptance": alpha,
         "tokens_per_step": tokens_per_step,

@@ -5,8 +5,11 @@ speculatively, with the same stop rule; its ratio is autoregressive seconds / sp
 seconds, so machine load that drifts between rounds hits both sides of a ratio alike.
 Theory beside it: the measured pooled acceptance alpha (docs/reference.md §6), the measured draft cost
 rho and verify term v(K) (:mod:`.costs`), and F23 over the K each step really drafted
-(:func:`specdec.laws.predicted_speedup`).  Efficiency = measured / predicted: below 1 is
-time the model of F23 does not count (the loop, warping, verification, lookups).
+(:func:`specdec.laws.predicted_speedup`).  The measured ratio is of whole calls, the prompt's prefill
+included, so the prediction beside it is F23 end to end (:func:`specdec.laws.end_to_end_speedup`):
+the autoregressive side's share of time to its first token, paid alike by both sides, counted once
+(docs/reference.md §6).  Efficiency = measured / predicted: below 1 is time the model does not count
+(the loop, warping, verification, lookups); ``breakdown`` names it.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from .. import metrics
-from ..laws.speedup import optimal_draft_length, predicted_speedup
+from ..laws.speedup import end_to_end_speedup, optimal_draft_length, predicted_speedup
 from .clock import spread
 from .costs import StepCosts
 
@@ -56,13 +59,18 @@ class Row:
     verify_cost_ratio: float  # v(K) at the configured (or mean) K
     peer_speedup: dict | None = None
     breakdown: dict | None = None  # per-phase ms per step of one extra untimed run (specdec.bench.breakdown)
+    predicted_decode: float | None = None  # F23 alone: the decoding steps' speedup, the prefill not counted
+    prefill_share: float | None = None  # autoregressive time to first token / its whole time (None: not measured)
+    tokens_per_second: dict | None = None  # {"speculative", "autoregressive"}: spreads over rounds (None: tokens not given)
 
     def as_dict(self) -> dict:
         return asdict(self)
 
 
-def summarise(configuration: str, kind: str, rounds: list[Round], costs: StepCosts, *, baseline_ttft=None) -> Row:
-    """The row for ``rounds`` of one configuration on one task kind (at least one round)."""
+def summarise(configuration: str, kind: str, rounds: list[Round], costs: StepCosts, *, baseline_ttft=None,
+              generated_tokens: int | None = None) -> Row:
+    """The row for ``rounds`` of one configuration on one task kind (at least one round); ``generated_tokens``
+    (per side and round) gives the row its tokens per second."""
     if not rounds:
         raise ValueError("summarise needs at least one round")
     ratios = [r.baseline_seconds / r.speculative_seconds for r in rounds]
@@ -74,7 +82,9 @@ def summarise(configuration: str, kind: str, rounds: list[Round], costs: StepCos
     except ValueError:  # nothing was verified: every step was autoregressive
         alpha = None
     max_k = len(costs.target_seconds) - 1
-    predicted = predicted_speedup(alpha or 0.0, drafted.tolist(), costs.draft_step_ratio, costs.verify_cost_ratios)
+    decode = predicted_speedup(alpha or 0.0, drafted.tolist(), costs.draft_step_ratio, costs.verify_cost_ratios)
+    share = prefill_share(baseline_ttft, [r.baseline_seconds for r in rounds])
+    predicted = decode if share is None else end_to_end_speedup(decode, share)
     optimal_k, _ = optimal_draft_length(alpha or 0.0, costs.draft_step_ratio, max_draft_tokens=max_k,
                                         verify_cost_ratios=costs.verify_cost_ratios)
     median = spread(ratios)
@@ -100,10 +110,26 @@ def summarise(configuration: str, kind: str, rounds: list[Round], costs: StepCos
         delta_memory_mib=float(np.median(peaks)) if peaks else None,
         draft_step_ratio=costs.draft_step_ratio,
         verify_cost_ratio=float(np.interp(mean_k, range(max_k + 1), costs.verify_cost_ratios)),
+        predicted_decode=decode,
+        prefill_share=share,
+        tokens_per_second=None if generated_tokens is None else {
+            "speculative": spread([generated_tokens / r.speculative_seconds for r in rounds]),
+            "autoregressive": spread([generated_tokens / r.baseline_seconds for r in rounds])},
     )
 
 
-COLUMNS = ("configuration", "task kind", "speedup [min-max]", "predicted", "efficiency", "peer", "acceptance",
+def prefill_share(ttft_seconds, call_seconds) -> float | None:
+    """The autoregressive side's pooled time to first token over its pooled time (both over the same calls,
+    every round): F23 end to end's f; None when the times to first token were not measured."""
+    if ttft_seconds is None or not len(ttft_seconds):
+        return None
+    total = float(sum(call_seconds))
+    if total <= 0:
+        raise ValueError(f"call_seconds must sum to a positive time, got {total}")
+    return min(float(sum(ttft_seconds)) / total, 1.0)
+
+
+COLUMNS = ("configuration", "task kind", "speedup [min-max]", "predicted", "prefill", "efficiency", "peer", "acceptance",
            "k-bar", "K*", "TTFT ms", "ITL p90 ms", "dM MiB")
 
 
@@ -124,6 +150,7 @@ def _cells(row: dict) -> list[str]:
         row["kind"],
         f"{s['median']:.2f}x [{s['min']:.2f}-{s['max']:.2f}]",
         _number(row["predicted"], "{:.2f}x" + ("*" if row.get("cost_model") == "ideal" else "")),
+        _number(row.get("prefill_share"), "{:.0%}"),
         _number(row["efficiency"], "{:.2f}"),
         "-" if not peer else f"{peer['median']:.2f}x",
         "-" if acceptance is None else f"{acceptance:.2f}",
@@ -138,10 +165,30 @@ def _cells(row: dict) -> list[str]:
 def format_table(rows: list[dict], *, markdown: bool = False) -> str:
     """One table: a row per (configuration, task kind), in the order given."""
     body = [_cells(r) for r in rows]
-    if markdown:
-        lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "|".join("---" for _ in COLUMNS) + "|"]
-        return "\n".join(lines + ["| " + " | ".join(cells) + " |" for cells in body])
-    return _text_table(COLUMNS, body)
+    return _markdown_table(COLUMNS, body) if markdown else _text_table(COLUMNS, body)
+
+
+def _markdown_table(head, body: list[list[str]]) -> str:
+    lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
+    return "\n".join(lines + ["| " + " | ".join(cells) + " |" for cells in body])
+
+
+def format_peer_rates(rows: list[dict], *, markdown: bool = False) -> str:
+    """Tokens per second (medians) of ours and the peer, each side, for rows that have both; "" when none do.
+    A speedup is a ratio over its own baseline, so two ratios compare only beside these."""
+    head = ("configuration", "task kind", "ours speculative", "peer speculative", "ours autoregressive",
+            "peer autoregressive", "speedup ours / peer")
+    body = []
+    for row in rows:
+        ours, peer = row.get("tokens_per_second"), row.get("peer_tokens_per_second")
+        if not ours or not peer:
+            continue
+        medians = [f"{of[side]['median']:.1f}" for side in ("speculative", "autoregressive") for of in (ours, peer)]
+        body.append([row["configuration"], row["kind"], *medians,
+                     f"{row['speedup']['median']:.2f}x / {row['peer_speedup']['median']:.2f}x"])
+    if not body:
+        return ""
+    return _markdown_table(head, body) if markdown else _text_table(head, body)
 
 
 def _text_table(head, body: list[list[str]]) -> str:

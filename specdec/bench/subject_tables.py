@@ -96,7 +96,8 @@ def length_table(rows: list[dict]) -> str:
 def subject_report(rows: list[dict]) -> str:
     """Every table that has rows, each under a one-line title."""
     parts = [format_table(rows),
-             "predicted: F23 from the subject's measured costs, or with ideal costs (rho = 0, v = 1) where marked *; "
+             "predicted: F23 from the subject's measured costs, or with ideal costs (rho = 0, v = 1) where marked *, end to end: "
+             "prefill, the twin's one-token calls over its whole calls, counted on both sides (docs/reference.md §6); "
              "TTFT: a call for one token; ITL p90: over calls of (T(L) - T(1)) / (L - 1)"]
     for title, table in (("acceptance per prompt (batch 1)", acceptance_table(rows)),
                          ("under load: one mix of prompts, B prompts per call", load_table(rows)),

@@ -10,6 +10,7 @@ from .chain import acceptance_profile, emitted_block_law, tokens_per_step_moment
 from .multidraft import distinct_children_law, kseq_acceptance, kseq_law, kseq_rho, mss_acceptance, mss_law
 from .sequence import SequenceLaw, sequence_law
 from .speedup import (
+    end_to_end_speedup,
     expected_tokens_iid,
     expected_tokens_positional,
     optimal_draft_length,
@@ -49,6 +50,7 @@ __all__ = [
     "speedup",
     "speedup_with_costs",
     "predicted_speedup",
+    "end_to_end_speedup",
     "token_joint_law",
     "token_output_law",
     "tokens_per_step_moments",

@@ -1,4 +1,4 @@
-"""Predicted tokens per step and speedup (docs/reference.md §6, F22-F25; docs/reference.md).
+"""Predicted tokens per step and speedup (docs/reference.md §6, F22-F25 and F23 end to end).
 
 K (``num_draft_tokens``) is the number of drafted tokens per step; alpha an
 acceptance probability; c (``cost_ratio``) = T_draft / T_target.  The measured
@@ -106,6 +106,16 @@ def predicted_speedup(alpha, steps_draft_tokens, draft_step_ratio, verify_cost_r
     costs = _verify_costs(verify_cost_ratios, max(ks))
     tokens = sum(_expected_tokens(alpha, k) for k in ks)
     return tokens / sum(k * rho + (1.0 if costs is None else costs[k]) for k in ks)
+
+
+def end_to_end_speedup(decode_speedup, prefill_share) -> float:
+    """(F23 end to end, docs/reference.md §6) 1 / (f + (1 - f) / S): F23's decoding speedup S when a share
+    f of the autoregressive call's time is a part both sides pay alike (the prompt's prefill and the call's
+    setup, measured as the autoregressive time to first token over its total; Amdahl's law).
+    f = 0 gives S; f = 1 gives 1."""
+    s = as_float("decode_speedup", decode_speedup, minimum=0.0, low_open=True)
+    f = as_probability("prefill_share", prefill_share)
+    return 1.0 / (f + (1.0 - f) / s)
 
 
 def _draft_lengths(name: str, values) -> list[int]:
