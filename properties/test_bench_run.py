@@ -223,7 +223,9 @@ def test_best_k_per_batch_reads_the_load_rows():
                 "mean_draft_tokens": k, "ttft_ms": 1.0, "itl_ms": {"p90": 1.0}, "delta_memory_mib": None,
                 "tokens_per_second": {"speculative": {"median": 10.0}, "autoregressive": {"median": 5.0}}}
 
-    rows = [row(2, 1, 1.2, 4), row(4, 1, 1.5, 4), row(2, 16, 1.1, 2), row(4, 16, 0.9, 2)]
+    rows = [row(2, 1, 1.2, 4), row(4, 1, 1.5, 4), row(2, 16, 1.1, 2), row(4, 16, 0.9, 2), row(2, 64, 0.95, 0), row(4, 64, 0.8, 0)]
     entries = best_k_per_batch(rows)
-    assert [(e["batch"], e["measured_best_k"], e["predicted_k"]) for e in entries] == [(1, 4, 4), (16, 2, 2)]
-    assert "best K per batch" in subject_report(rows)
+    assert [(e["batch"], e["measured_best_k"], e["predicted_k"]) for e in entries] == [(1, 4, 4), (16, 2, 2), (64, 2, 0)]
+    report = subject_report(rows)
+    assert "best K per batch" in report
+    assert "0 (no K wins; least bad K2)" in report  # at B = 64 no K beat 1x: the measured best is autoregressive

@@ -5,11 +5,12 @@
 * acceptance per prompt: the spread (min, quartiles, max over prompts, batch 1) of the acceptance
   rate (docs/reference.md §6; subjects that record their steps), the draft utilisation (accepted /
   drafted) and the acceptance length (tokens per verify step), per task kind;
-* under load: throughput in tokens per second of both sides and the speedup, per batch size and K;
+* under load: throughput in tokens per second of both sides, the speedup, the prefill share f and
+  the end-to-end prediction, per batch size and K;
 * best K per batch: the K with the highest measured speedup beside F24's K* from the costs
   measured at that batch (v_B(K) = T_target(B rows, K + 1 tokens) / T_target(B rows, 1 token)),
   taken from the K = 4 row's acceptance (the largest K run when there is none);
-* input length: speedup and acceptance per prompt length.
+* input length: speedup, prediction, prefill share and acceptance per prompt length.
 """
 
 from __future__ import annotations
@@ -38,13 +39,14 @@ def acceptance_table(rows: list[dict]) -> str:
 
 def load_table(rows: list[dict]) -> str:
     head = ("configuration", "batch", "speedup [min-max]", "tok/s speculative", "tok/s autoregressive", "acceptance length",
-            "predicted", "K*")
+            "prefill", "predicted", "K*")
     body = []
     for r in sorted((r for r in rows if r["kind"] == "mix"), key=lambda r: (r.get("subject", ""), r["batch"], r["mean_draft_tokens"])):
         s, tps = r["speedup"], r["tokens_per_second"]
         body.append([r["configuration"], str(r["batch"]), f"{s['median']:.2f}x [{s['min']:.2f}-{s['max']:.2f}]",
                      f"{tps['speculative']['median']:.1f}", f"{tps['autoregressive']['median']:.1f}",
-                     _fmt(r["tokens_per_step"], "{:.2f}"), _fmt(r["predicted"], "{:.2f}x"), _fmt(r["optimal_k"], "{}")])
+                     _fmt(r["tokens_per_step"], "{:.2f}"), _fmt(r.get("prefill_share"), "{:.0%}"), _fmt(r["predicted"], "{:.2f}x"),
+                     _fmt(r["optimal_k"], "{}")])
     return _text_table(head, body) if body else ""
 
 
@@ -69,26 +71,33 @@ def best_k_per_batch(rows: list[dict]) -> list[dict]:
     return out
 
 
+def _best(entry: dict) -> str:
+    """The measured best K, or "0" (autoregressive) when no K tried beat 1x, with the least bad K beside it."""
+    if entry["measured_best_speedup"] < 1.0:
+        return f"0 (no K wins; least bad K{entry['measured_best_k']})"
+    return str(entry["measured_best_k"])
+
+
 def best_k_table(rows: list[dict]) -> str:
     entries = best_k_per_batch(rows)
     if not entries:
         return ""
     head = ("subject", "batch", "speedup per K", "measured best K", "F24 K* (v_B measured)")
     body = [[str(e["subject"]), str(e["batch"]), ", ".join(f"K{k} {s:.2f}x" for k, s in e["speedups"].items()),
-             str(e["measured_best_k"]), _fmt(e["predicted_k"], "{}")] for e in entries]
+             _best(e), _fmt(e["predicted_k"], "{}")] for e in entries]
     return _text_table(head, body)
 
 
 def length_table(rows: list[dict]) -> str:
-    head = ("configuration", "prompt tokens", "speedup [min-max]", "acceptance", "draft utilisation", "acceptance length",
-            "TTFT ms (spec / AR)")
+    head = ("configuration", "prompt tokens", "speedup [min-max]", "predicted", "prefill", "acceptance", "draft utilisation",
+            "acceptance length", "TTFT ms (spec / AR)")
     body = []
     for r in rows:
         if not r["kind"].startswith("len-"):
             continue
         s = r["speedup"]
         body.append([r["configuration"], r["kind"][4:], f"{s['median']:.2f}x [{s['min']:.2f}-{s['max']:.2f}]",
-                     _fmt(r["acceptance"], "{:.2f}"), _fmt(r.get("draft_utilisation"), "{:.2f}"), _fmt(r["tokens_per_step"], "{:.2f}"),
+                     _fmt(r["predicted"], "{:.2f}x"), _fmt(r.get("prefill_share"), "{:.0%}"), _fmt(r["acceptance"], "{:.2f}"), _fmt(r.get("draft_utilisation"), "{:.2f}"), _fmt(r["tokens_per_step"], "{:.2f}"),
                      f"{_fmt(r['ttft_ms'], '{:.0f}')} / {_fmt(r['baseline_ttft_ms'], '{:.0f}')}"])
     return _text_table(head, body) if body else ""
 
