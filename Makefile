@@ -94,7 +94,7 @@ peers-slow: $(PEERS_VENV)/.installed $(LLAMA_VENV)/.installed
 test-slow: $(VENV)/.installed
 	$(PY) -m pytest -m slow
 
-# The CPU benchmark suite (about 12 minutes on 2 cores): prints one table, saves the run under the commit id
+# The CPU benchmark suite (about 10 minutes on 2 cores): prints one table, saves the run under the commit id
 # in .benchmarks/ (pytest-benchmark storage), the rows and table in .benchmarks/latest/.
 bench: $(VENV)/.installed
 	HF_HUB_OFFLINE=1 $(PY) -m pytest perf -m "not slow" -p no:randomly --benchmark-enable --benchmark-only --benchmark-autosave --benchmark-columns=median,rounds $(BENCH_ARGS)
@@ -104,7 +104,7 @@ bench: $(VENV)/.installed
 # `specdec bench gate --storage .benchmarks/<grid>` compares like with like; the same prompts, token
 # counts and seeds for every subject.
 RUN_MIX  := --k 2 4 8 --prompts 2 --new-tokens 24 --rounds 2
-RUN_LOAD := --kinds --batch 1 4 16 64 --mix-prompts 64 --k 2 4 8 --new-tokens 16 --rounds 2
+RUN_LOAD := --kinds --batch 1 4 16 64 --mix-prompts 64 --k 2 4 8 --new-tokens 12 --rounds 1
 RUN_LEN  := --kinds --lengths 128 1024 4096 --length-prompts 2 --k 4 --new-tokens 24 --rounds 2
 bench-mix: $(VENV)/.installed
 	HF_HUB_OFFLINE=1 $(PY) -m specdec bench run specdec.bench.reference:smollm2_lookup $(RUN_MIX) --storage .benchmarks/mix --latest .benchmarks/mix/ours
