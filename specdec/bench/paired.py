@@ -21,8 +21,8 @@ vLLM and llama.cpp do) gives the draft utilisation (accepted / drafted) and the 
 acceptance length as its numerator; F24's K* takes the acceptance that length implies under F23's
 i.i.d. model (:func:`implied_acceptance`).  The row's ``predicted`` is F23 end to end: the twin's
 one-token calls over its whole calls are the share both sides pay alike (the prefill and the call's
-setup; docs/reference.md §6), and ``predicted_decode`` is F23 alone.  With ``batch = 1`` every prompt is a call, so the row's
-spreads are over prompts.
+setup; docs/reference.md §6), and ``predicted_decode`` is F23 alone.  With ``batch = 1`` every
+prompt is a call, so the row's spreads are over prompts.
 """
 
 from __future__ import annotations

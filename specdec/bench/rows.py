@@ -120,7 +120,8 @@ def summarise(configuration: str, kind: str, rounds: list[Round], costs: StepCos
 
 def prefill_share(ttft_seconds, call_seconds) -> float | None:
     """The autoregressive side's pooled time to first token over its pooled time (both over the same calls,
-    every round): F23 end to end's f; None when the times to first token were not measured."""
+    every round): F23 end to end's f; None when the times to first token were not measured.  At most 1: one-token
+    calls timed apart from the whole ones (a black box's) can outlast a short whole call by the clock's noise."""
     if ttft_seconds is None or not len(ttft_seconds):
         return None
     total = float(sum(call_seconds))
