@@ -87,12 +87,16 @@ def test_sigterm_ignored_by_the_server_ends_in_sigkill():
 
 
 CHILD = textwrap.dedent("""
+    import signal
     import sys
     import specdec as sd
     from fixtures.fake_server import MODEL, target_law
     from specdec.adapters.openai_server import OpenAICompletionsDecoder
     from specdec.adapters.server_process import ServerProcess, free_port
 
+    # Ctrl-C as a terminal delivers it: a shell's background job (a CI runner's, say) starts with SIGINT
+    # ignored, and Python then installs no KeyboardInterrupt handler.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     port = free_port()
     with ServerProcess([sys.executable, "-m", "fixtures.fake_server", "--port", str(port), "--delay", "0.02"], port=port) as server:
         print(server.pid, flush=True)
