@@ -97,7 +97,8 @@ def length_table(rows: list[dict]) -> str:
             continue
         s = r["speedup"]
         body.append([r["configuration"], r["kind"][4:], f"{s['median']:.2f}x [{s['min']:.2f}-{s['max']:.2f}]",
-                     _fmt(r["predicted"], "{:.2f}x"), _fmt(r.get("prefill_share"), "{:.0%}"), _fmt(r["acceptance"], "{:.2f}"), _fmt(r.get("draft_utilisation"), "{:.2f}"), _fmt(r["tokens_per_step"], "{:.2f}"),
+                     _fmt(r["predicted"], "{:.2f}x"), _fmt(r.get("prefill_share"), "{:.0%}"), _fmt(r["acceptance"], "{:.2f}"),
+                     _fmt(r.get("draft_utilisation"), "{:.2f}"), _fmt(r["tokens_per_step"], "{:.2f}"),
                      f"{_fmt(r['ttft_ms'], '{:.0f}')} / {_fmt(r['baseline_ttft_ms'], '{:.0f}')}"])
     return _text_table(head, body) if body else ""
 
