@@ -20,7 +20,7 @@ import torch
 from hypothesis import given, settings
 
 import specdec as sd
-from specdec import _checks as c
+from specdec import _validation as c
 from specdec import schemes
 from specdec.laws import block, chain, multidraft as md
 from specdec.laws import token as token_law

@@ -21,6 +21,8 @@ from specdec.conformance import (
     Check,
     ErrorBudget,
     Report,
+    Console,
+    RunSettings,
     SampleRequest,
     TokenCase,
     catalogue,
@@ -28,7 +30,7 @@ from specdec.conformance import (
     check_verifier,
 )
 from specdec.conformance.checks import detectable, planned_sample_size
-from specdec.conformance.drivers import token_stream
+from specdec.conformance.streams.one_step import token_stream
 from specdec.conformance.engine import ChunkKey, subject_name
 from specdec.stats import holm, monte_carlo_gof, prefix_decomposition, required_noncentrality
 
@@ -205,10 +207,35 @@ def test_a_verifier_that_breaks_its_protocol_gets_a_one_line_reason():
         (dict(tv=None), ValueError, "give tv"),
         (dict(time_budget=-1), ValueError, "time_budget must be > 0.0"),
         (dict(n=0), ValueError, "n must be an integer >= 1"),
-        (dict(n=10, time_budget=1), ValueError, "n or time_budget, not both"),
         (dict(max_n=1.5), TypeError, "max_n must be an integer"),
+        (dict(seed=-1), ValueError, "seed must be an integer >= 0"),
+        (dict(family_alpha=1.0), ValueError, "family_alpha must be < 1.0"),
+        (dict(call_timeout=0), ValueError, "call_timeout must be > 0.0"),
+        (dict(name=3), TypeError, "name must be a str"),
+        (dict(budget=object()), TypeError, "budget must be a specdec.conformance.ErrorBudget"),
+        (dict(console="stderr"), TypeError, "console must be a specdec.conformance.Console"),
     ],
 )
-def test_bad_sample_requests_are_errors(kwargs, error, message):
+def test_bad_run_settings_are_errors(kwargs, error, message):
     with pytest.raises(error, match=message):
-        SampleRequest(**kwargs)
+        RunSettings(**kwargs)
+    with pytest.raises(error, match=message):  # the same through a check's keywords, before any work
+        check_verifier(sd.verify_tokens, **kwargs)
+
+
+def test_run_settings_are_one_record_that_checks_take_whole_or_changed():
+    assert SampleRequest is RunSettings  # the compatibility alias keeps SampleRequest(tv, time_budget, n, max_n, chunk_size)
+    assert SampleRequest(0.05, None, 100, 50, 10) == RunSettings(tv=0.05, n=100, max_n=50, chunk_size=10)
+    fast = RunSettings(n=2_000, seed=3, console=Console())
+    cases = catalogue.token_cases()[:1]
+    whole = check_verifier(sd.verify_tokens, cases=cases, chains=[], settings=fast)
+    changed = check_verifier(sd.verify_tokens, cases=cases, chains=[], settings=fast, seed=4)
+    assert (whole.seed, whole.samples, changed.seed) == (3, 2_000, 4)
+    assert fast.replace(seed=4) == RunSettings(n=2_000, seed=4, console=fast.console)
+    with pytest.raises(TypeError, match="unknown run setting.*'sed'"):
+        check_verifier(sd.verify_tokens, settings=fast, sed=4)
+    with pytest.raises(TypeError, match="settings must be a specdec.RunSettings"):
+        check_verifier(sd.verify_tokens, settings=dict(seed=4))
+    # n within a time budget: n is the cap, the budget may stop it first (the rule says both)
+    both = RunSettings(n=10, time_budget=1.0)
+    assert "n = 10 per check" in both.describe() and "within a time budget of 1 s" in both.describe()

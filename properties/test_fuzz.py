@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 import specdec as sd
 import specdec.conformance
 from specdec.laws import block, multidraft
-from specdec._checks import TOKEN_DTYPES
+from specdec._validation import TOKEN_DTYPES
 from specdec.stats import holm, monte_carlo_gof, sample_size_for_alternative
 
 EXAMPLES = 60

@@ -15,7 +15,7 @@ PACKAGE = ROOT / "specdec"
 TEST_FOLDERS = ("properties", "stat_tests", "perf")
 # Lower layers never import higher ones (imports inside functions are deliberate lazy imports).
 LAYERS = [
-    {"specdec._checks", "specdec._hf", "specdec._io", "specdec.protocols"},
+    {"specdec._validation", "specdec._hf", "specdec._io", "specdec.protocols", "specdec.errors", "specdec.settings"},
     {"specdec.sampling", "specdec.warpers", "specdec.metrics"},
     {"specdec.laws", "specdec.stats"},
     {"specdec.verify"},

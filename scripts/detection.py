@@ -30,7 +30,7 @@ import torch
 
 from fixtures.mutants import CONTROLS, MUTANTS, Mutant
 from specdec.conformance import TokenCase, check_verifier, pair
-from specdec.conformance.drivers import token_stream
+from specdec.conformance.streams.one_step import token_stream
 from specdec.conformance.engine import ChunkKey
 from specdec.stats import sample_size_for_alternative
 

@@ -62,6 +62,7 @@ _EXPORTS = {
     "check_law": "specdec.conformance",
     "check_ab": "specdec.conformance",
     "ErrorBudget": "specdec.conformance",
+    "RunSettings": "specdec.settings",
     "Report": "specdec.conformance",
     "generate": "specdec.decoding",
     "GenerationResult": "specdec.decoding",

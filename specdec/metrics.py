@@ -15,7 +15,7 @@ The predicted counterparts are :mod:`specdec.laws.speedup` (F22-F25) and
 :mod:`specdec.laws.chain` (F26-F27).
 
 Counts are int64 per entry (beyond it they are refused) and totalled exactly, in Python ints
-(:func:`specdec._checks.count_total`): a total past 2**63 does not wrap, and every ratio is the
+(:func:`specdec._validation.count_total`): a total past 2**63 does not wrap, and every ratio is the
 correctly rounded quotient of the exact totals.
 """
 
@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._checks import as_counts, count_total
+from ._validation import as_counts, count_total
 
 
 def _accepted_and_drafted(num_accepted, num_draft_tokens) -> tuple[np.ndarray, np.ndarray]:

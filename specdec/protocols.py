@@ -14,12 +14,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Protocol, Sequence, runtime_checkable
 
+from .errors import ContractError  # noqa: F401 - re-exported: its home before specdec.errors
+
 if TYPE_CHECKING:  # pragma: no cover
     import torch
-
-
-class ContractError(TypeError):
-    """A subject returned something its Protocol does not allow (the message names the Protocol)."""
 
 
 @runtime_checkable

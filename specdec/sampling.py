@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import torch
 
-from . import _checks as c
-from ._checks import PROB_DTYPES, DeferredChecks, add_probability_checks, check_generator, check_tensor, sum_tolerance
+from . import _validation as c
+from ._validation import PROB_DTYPES, DeferredChecks, add_probability_checks, check_generator, check_tensor, sum_tolerance
 
 
 _BLOCK = 256  # block width of the two-level search; rows no longer than 4 blocks use one level

@@ -23,7 +23,7 @@ import numpy as np
 import torch
 from hypothesis import strategies as st
 
-from ._checks import as_int
+from ._validation import as_int
 
 VECTOR_KINDS = ("dirichlet", "one_hot", "uniform", "sparse", "tiny")
 PAIR_RELATIONS = ("independent", "equal", "disjoint", "one_hot", "near")

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import torch
 
-from ._checks import as_float, as_int
+from ._validation import as_float, as_int
 
 _LOGIT_DTYPES = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
 

@@ -6,7 +6,7 @@ import torch
 
 import specdec as sd
 from specdec.conformance import ChainCase, check_law
-from specdec.conformance.drivers import chain_stream
+from specdec.conformance.streams.chains import chain_stream
 from specdec.conformance.engine import ChunkKey
 
 

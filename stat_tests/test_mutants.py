@@ -13,7 +13,7 @@ import torch
 from fixtures.mutants import CONTROLS, MUTANTS, exact_tv, sample_match
 from scripts.detection import CHECKS_PER_REPORT, FAMILY_ALPHA, main_case, mutant_law, run_size
 from specdec.conformance import TokenCase, catalogue, check_law, check_verifier
-from specdec.conformance.drivers import token_stream
+from specdec.conformance.streams.one_step import token_stream
 from specdec.conformance.engine import ChunkKey
 from specdec.stats import sample_size_for_alternative
 

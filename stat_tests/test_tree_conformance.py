@@ -37,7 +37,7 @@ def test_one_step_follows_its_exact_law(children, specdec_budget):
     law = tree_step_law(parents, lambda path: row(target, path), lambda path: row(draft, path), children=children)
     outcomes = sorted(law)
     n = specdec_budget.sample_size([law[o] for o in outcomes], tv=0.02)
-    from specdec.conformance.tree_stream import _build_trees
+    from specdec.conformance.streams.trees import _build_trees
     from specdec.laws.tree import tree_shape
 
     g = torch.Generator().manual_seed(4)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import torch
 
-from .._checks import as_pad_id, check_generator
+from .._validation import as_pad_id, check_generator
+from ..errors import PeerVersionError
 from ..verify import validate_token_inputs
 
 
@@ -32,10 +33,6 @@ def import_peer(module: str, attr: str | None, requirement: str):
         return imported if attr is None else getattr(imported, attr)
     except (ImportError, AttributeError) as error:  # pragma: no cover - exercised only where the peer is absent
         raise ImportError(f"this adapter needs {requirement}: {error}") from None
-
-
-class PeerVersionError(ImportError):
-    """The installed peer is not a version the adapter was tested on: one line naming both."""
 
 
 def installed_version(distributions: tuple[str, ...]) -> tuple[str, str] | None:

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from .._checks import as_float, as_int
+from .._validation import as_float, as_int
 from ..decoding.decoder import check_decoder_args
 from ..schemes import declare
 from ..verify import VerifyResult, validate_token_inputs

@@ -54,7 +54,7 @@ from __future__ import annotations
 import os
 from typing import Callable, Sequence
 
-from .._checks import as_int, as_seed
+from .._validation import as_int, as_seed
 from ..warpers import SamplingConfig
 from ._common import installed_version, require_version
 from .vllm_engine import request_seeds

@@ -37,7 +37,7 @@ import os
 import statistics
 import time
 
-from .._checks import as_int
+from .._validation import as_int
 from ..warpers import SamplingConfig
 from .llama_cpp import DISTRIBUTIONS, SUPPORTED_LLAMA_CPP, LlamaCppDecoder, _CountingDraft
 from ._common import require_version

@@ -64,7 +64,8 @@ import urllib.request
 from dataclasses import dataclass
 from typing import Sequence
 
-from .._checks import as_float, as_int, as_seed
+from .._validation import as_float, as_int, as_seed
+from ..errors import ServerRequestError
 from ..warpers import SamplingConfig
 from .vllm_engine import request_seeds as _base_seeds
 
@@ -75,10 +76,6 @@ COUNTERS = {
 }
 BODY_SHOWN = 200  # characters of a failing answer's body in an error message
 _DIRECT = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # loopback servers: never through a proxy
-
-
-class ServerRequestError(RuntimeError):
-    """A request to the server failed; the message names the request."""
 
 
 def request_seeds(seed: int, count: int) -> list[int]:

@@ -38,6 +38,9 @@ import urllib.request
 from pathlib import Path
 from typing import Mapping, Sequence
 
+from .._validation.scalars import as_float, as_int
+from ..errors import ServerStartError
+
 
 STOP_TIMEOUT = 15.0  # seconds between SIGTERM and SIGKILL
 LOG_LINES = 30  # lines of the server's log shown when it fails to start
@@ -46,30 +49,6 @@ _RUNNING: dict[int, "ServerProcess"] = {}
 _LOCK = threading.RLock()
 _HANDLERS = {"atexit": False, "sigterm": False}
 _DIRECT = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # readiness polls never go through a proxy
-
-
-class ServerStartError(RuntimeError):
-    """The server exited or did not answer before the startup timeout (the message shows its log's tail)."""
-
-
-def _as_int(name: str, value, minimum: int, maximum: int) -> int:
-    """An int in [minimum, maximum] (bools refused): specdec's validation policy without importing torch,
-    so that a launcher or a child process can use this module cheaply."""
-    if isinstance(value, bool) or not hasattr(value, "__index__"):
-        raise TypeError(f"{name} must be an integer, got {type(value).__name__} {value!r}")
-    value = int(value.__index__())
-    if not minimum <= value <= maximum:
-        raise ValueError(f"{name} must be an integer in [{minimum}, {maximum}], got {value}")
-    return value
-
-
-def _as_seconds(name: str, value, *, positive: bool) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise TypeError(f"{name} must be a number of seconds, got {type(value).__name__} {value!r}")
-    value = float(value)
-    if value != value or value == float("inf") or value < 0 or (positive and value == 0):
-        raise ValueError(f"{name} must be a finite number of seconds {'> 0' if positive else '>= 0'}, got {value!r}")
-    return value
 
 
 def free_port(host: str = "127.0.0.1") -> int:
@@ -165,11 +144,11 @@ class ServerProcess:
         if env is not None and not (isinstance(env, Mapping) and all(isinstance(k, str) and isinstance(v, str) for k, v in env.items())):
             raise TypeError(f"env must be a mapping of str to str or None, got {env!r}")
         self.argv = list(argv)
-        self.port = _as_int("port", port, 1, 65535)
+        self.port = as_int("port", port, minimum=1, maximum=65535)
         self.host = host
         self.ready_path = ready_path
-        self.startup_timeout = _as_seconds("startup_timeout", startup_timeout, positive=True)
-        self.stop_timeout = _as_seconds("stop_timeout", stop_timeout, positive=False)
+        self.startup_timeout = as_float("startup_timeout", startup_timeout, minimum=0.0, low_open=True)
+        self.stop_timeout = as_float("stop_timeout", stop_timeout, minimum=0.0)
         self.env = dict(env or {})
         self._own_log = log_path is None
         self.log_path = Path(log_path) if log_path is not None else None
@@ -301,8 +280,8 @@ def vllm_server_argv(model_dir: str | os.PathLike, port: int, *, python: str = s
     vLLM's dict, as JSON (None: no speculation).  ``module``: a launcher to run instead of vLLM's
     (``fixtures.vllm_server`` installs a kernel fix first)."""
     argv = [python, "-m", module, "--model", str(model_dir), "--served-model-name", served_model_name,
-            "--host", host, "--port", str(_as_int("port", port, 1, 65535)),
-            "--dtype", "float32", "--enforce-eager", "--max-model-len", str(_as_int("max_model_len", max_model_len, 1, 2**31 - 1)),
+            "--host", host, "--port", str(as_int("port", port, minimum=1, maximum=65535)),
+            "--dtype", "float32", "--enforce-eager", "--max-model-len", str(as_int("max_model_len", max_model_len, minimum=1, maximum=2**31 - 1)),
             "--seed", "0", "--generation-config", "vllm", "--no-enable-chunked-prefill"]
     if speculative_config:
         argv += ["--speculative-config", json.dumps(dict(speculative_config))]

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import torch
 
-from .._checks import as_pad_id, check_generator
+from .._validation import as_pad_id, check_generator
 from ..laws.tree import tree_shape
 from ..schemes import declare
 from ..verify import VerifyResult

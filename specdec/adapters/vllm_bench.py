@@ -39,7 +39,7 @@ from __future__ import annotations
 import os
 import sys
 
-from .._checks import as_float, as_int
+from .._validation import as_float, as_int
 from ..warpers import SamplingConfig
 from ._common import require_version
 from .openai_server import OpenAICompletionsDecoder

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from .._checks import as_int
+from .._validation import as_int
 
 
 def synchronize(device: torch.device) -> None:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import torch
 
-from .._checks import as_int
+from .._validation import as_int
 from .clock import timed
 
 

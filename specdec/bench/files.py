@@ -15,17 +15,11 @@ import reprlib
 from datetime import datetime
 from pathlib import Path
 
+from ..errors import BenchFileError
+
 _SHORT = reprlib.Repr()
 _SHORT.maxstring = _SHORT.maxother = 40
 _SHORT.maxlist = _SHORT.maxdict = 4
-
-
-class BenchFileError(ValueError):
-    """A benchmark file that cannot be read or does not have the shape its reader needs."""
-
-    def __init__(self, path, problem: str):
-        self.path = Path(path)
-        super().__init__(f"{self.path}: {' '.join(problem.split())}")
 
 
 def shown(value) -> str:

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._checks import as_float, as_int
+from .._validation import as_float, as_int
 from .history import Run
 
 

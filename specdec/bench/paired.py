@@ -34,7 +34,7 @@ import numpy as np
 import torch
 
 from .. import metrics
-from .._checks import as_int, as_seed
+from .._validation import as_int, as_seed
 from ..laws.speedup import end_to_end_speedup, optimal_draft_length, predicted_speedup
 from .clock import spread, timed
 from .memory import PeakMemory
@@ -77,13 +77,13 @@ def _steps(decoder) -> list[tuple[int, int]] | None:
 
 
 def _counts(decoder):
-    from ..conformance.decoder import speculation_of
+    from ..conformance.decoder_output import speculation_of
 
     return speculation_of(decoder)
 
 
 def _delta(before, after):
-    from ..conformance.decoder import speculation_delta
+    from ..conformance.decoder_output import speculation_delta
 
     return speculation_delta(before, after)
 

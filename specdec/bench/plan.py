@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass, field
 
-from .._checks import as_int, as_seed
+from .._validation import as_int, as_seed
 
 
 @dataclass(frozen=True)

@@ -3,24 +3,26 @@ stderr and its own exit status (:data:`specdec.cli.exit_codes.USAGE`)."""
 
 from __future__ import annotations
 
-import math
 import os
 
-
-class UsageError(Exception):
-    """A bad argument: reported in one line, exit status 2."""
+from .._validation.scalars import as_float
+from ..errors import UsageError  # noqa: F401 - re-exported: its home before specdec.errors
 
 
 def unit_interval(name: str, value: float) -> float:
-    if not (math.isfinite(value) and 0 < value < 1):
-        raise UsageError(f"{name} must be in (0, 1), got {value}")
-    return value
+    try:
+        return as_float(name, value, minimum=0.0, maximum=1.0, low_open=True, high_open=True)
+    except (TypeError, ValueError):
+        raise UsageError(f"{name} must be in (0, 1), got {value}") from None
 
 
 def seconds(name: str, value: float | None) -> float | None:
-    if value is not None and not (math.isfinite(value) and value > 0):
-        raise UsageError(f"{name} must be a positive number of seconds, got {value}")
-    return value
+    if value is None:
+        return None
+    try:
+        return as_float(name, value, minimum=0.0, low_open=True)
+    except (TypeError, ValueError):
+        raise UsageError(f"{name} must be a positive number of seconds, got {value}") from None
 
 
 def writable(name: str, path: str | None) -> None:

@@ -19,10 +19,9 @@ from __future__ import annotations
 import os
 import sys
 
+from ..settings import DEFAULT_CALL_TIMEOUT
 from . import servers
 from ._args import UsageError, device, seconds, unit_interval, writable
-
-DEFAULT_CALL_TIMEOUT = 600.0  # as specdec.conformance.subject.DEFAULT_CALL_TIMEOUT (not imported: --help stays light)
 
 
 PROTOCOLS = {  # --kind: the Protocol a SUBJECT satisfies (a scheme's shape: chain, multidraft, tree), or a decoder
@@ -97,7 +96,7 @@ def _subject_report(args, console):
         try:
             target = target()  # a factory of the target
         except Exception as error:  # noqa: BLE001 - the user's factory: one line, not a traceback
-            from ..conformance.subject import last_line
+            from ..conformance.calls import last_line
 
             raise UsageError(f"--target {args.target!r}: calling it to build the target raised {last_line(error)}") from None
     return check_decoder(subject, target, args.prompts, length=args.length, eos_token_id=args.eos,

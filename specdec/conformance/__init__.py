@@ -9,24 +9,26 @@ One public call per level, one engine behind them:
 * :func:`check_law` - one goodness-of-fit check, for a test's own sampler;
 * :func:`check_ab` - two decoders against each other (two samples), where no law is known.
 
-Every check shares one :class:`ErrorBudget` when one is given (the pytest plugin
-gives one per run), states its sample size and detectable TV before sampling, and
-reports a verdict that says what was tested (PASS / INCONCLUSIVE / FAIL).
+Every check takes its run settings as one :class:`specdec.RunSettings` (``settings=``) or as
+keywords, shares one :class:`ErrorBudget` when one is given (the pytest plugin gives one per run),
+states its sample size and detectable TV before sampling, and reports a verdict that says what was
+tested (PASS / INCONCLUSIVE / FAIL / ERROR / INTERRUPTED).
 """
 
-from .ab import check_ab
-from .budget import BudgetExhausted, ErrorBudget
+from ..errors import BudgetExhausted, ContractError, SubjectError
+from ..settings import RunSettings
+from .ab_check import check_ab
+from .budget import ErrorBudget
+from .calls import CallGuard, SubjectFailure
 from .cases import ChainCase, MultiDraftCase, TokenCase, TreeCase
 from .catalogue import chain_cases, multidraft_cases, pair, pair_names, token_cases, tree_cases
 from .checks import Check
 from .console import Console
-from .decoder import check_decoder
-from ..protocols import ContractError
-from .plan import SampleRequest
-from .subject import CallGuard, SubjectError, SubjectFailure
+from .decoder_check import check_decoder
+from .law_check import check_law
 from .report import Report
-from .single import check_law
-from .verifier import check_multidraft, check_tree, check_verifier
+from .sampling_plan import SampleRequest
+from .verifier_checks import check_multidraft, check_tree, check_verifier
 
 __all__ = [
     "BudgetExhausted",
@@ -38,6 +40,7 @@ __all__ = [
     "ErrorBudget",
     "MultiDraftCase",
     "Report",
+    "RunSettings",
     "SampleRequest",
     "SubjectError",
     "SubjectFailure",

@@ -16,12 +16,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .._checks import as_float, as_int
+from .._validation import as_float, as_int
+from ..errors import BudgetExhausted  # noqa: F401 - re-exported: its home before specdec.errors
 from .checks import sample_size
-
-
-class BudgetExhausted(RuntimeError):
-    """More checks were asked for than the budget's capacity."""
 
 
 @dataclass

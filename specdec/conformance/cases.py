@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from .._checks import PROB_DTYPES, as_choice, as_float, as_int, as_law
+from .._validation import PROB_DTYPES, as_choice, as_float, as_int, as_law
 from ..laws.chain import prefix_offset, table_sequence_law
 from ..laws.transport import multidraft_optimum
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import stats as sps
 
-from .._checks import as_float, as_law
+from .._validation import as_float, as_law
 from ..stats.gof import goodness_of_fit, monte_carlo_gof, pool_bins
 from ..stats.power import POWER, pooled_detectable_tv
 

@@ -1,43 +1,46 @@
-"""The one engine behind every conformance check (docs/reference.md, "The conformance engine").
+"""The one engine behind every conformance check (docs/reference.md §9).
 
-A check campaign is a list of :class:`Stream`s.  A stream draws samples from the
-subject in chunks and counts outcomes; it then turns its counts into one or more
-:class:`Check`s.  :func:`run` does three things, in order:
+A check campaign is a list of :class:`Stream`s.  A stream draws samples from the subject in chunks
+and adds each chunk to its :class:`Tally` (count vectors, or what a two-sample check keeps); it
+then turns its tally into one or more :class:`Check`s.  :func:`run` does three things, in order:
 
-1. **plan** (:mod:`.plan`): take the report's family-wise alpha (from the run's
-   :class:`ErrorBudget`, or the caller's ``family_alpha``), plan each check at alpha / m
-   (Holm's first step, so power holds under Holm too), fix n and the chunk size per stream,
-   and say the plan (checks, n, cells, detectable TV, estimated time) before sampling;
-2. **sample**: draw chunk c of stream s from the counter-based generator (seed, s, c), so a
-   campaign is reproducible from (seed, chunk size, n), with a progress bar; under a time budget
-   every stream stops at its deadline, so the whole run holds the budget;
-3. **judge**: evaluate the counts, apply Holm across the report, and state the verdict.
+1. **plan** (:mod:`.sampling_plan`): the report's family-wise alpha comes from :func:`allot` (the
+   run's :class:`ErrorBudget`, or the caller's ``family_alpha``); each check is planned at alpha / m
+   (Holm's first step, so power holds under Holm too); n and the chunk size per stream are fixed,
+   and the plan (checks, n, cells, detectable TV, estimated time) is said before sampling;
+2. **sample**: chunk c of stream s draws from the counter-based generator (seed, s, c), so a
+   campaign is reproducible from (seed, chunk size, n), with a progress bar; a stream without an
+   exact law re-plans its n from its tally after every chunk (``Stream.needed``: two samples, H2);
+   under a time budget every stream stops at its deadline, so the whole run holds the budget;
+3. **judge** (:func:`judge`): evaluate the tallies, apply Holm across the report, and state the verdict.
 
-A subject that raises, hangs past its call timeout or breaks its Protocol stops the campaign
-with an ERROR report (:mod:`.subject`); Ctrl-C stops it with an INTERRUPTED report that keeps
-what was counted so far.
+A subject that raises, hangs past its call timeout or breaks its Protocol stops the campaign with
+an ERROR report (:mod:`.calls`); Ctrl-C stops it with an INTERRUPTED report that keeps what was
+counted so far.  Every ``check_*`` goes through :func:`run` (and :func:`check_law`, one check of
+counts a test drew itself, through :func:`allot` and :func:`judge`): one code path for the budget,
+Holm and the verdicts.
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
-from typing import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Callable, Protocol, Sequence
 
 import numpy as np
 import torch
 
-from .._checks import as_float, as_seed
+from ..errors import SubjectError
+from ..settings import RunSettings
 from ..stats.multiplicity import holm
-from .budget import ErrorBudget
 from .checks import Check, detectable
 from .console import Console
-from .plan import CHUNK_ELEMENTS, DEFAULT_MAX_N, Plan, SampleRequest, make_plan
 from .report import Report, library_versions
+from .sampling_plan import Plan, make_plan
 from .seeds import chunk_generator, derive_seed
-from .subject import SubjectError, SubjectFailure
+from .tallies import CountTally, Tally
 
-__all__ = ["CHUNK_ELEMENTS", "DEFAULT_MAX_N", "ChunkKey", "Extra", "SampleRequest", "Stream", "outcome_counts", "run"]
+__all__ = ["ChunkKey", "Extra", "Stream", "allot", "count_stream", "judge", "outcome_counts", "run", "subject_name"]
 
 
 @dataclass(frozen=True)
@@ -58,30 +61,66 @@ class ChunkKey:
 
 @dataclass
 class Stream:
-    """A source of samples and the checks its counts feed.
+    """A source of samples and the checks its tally feeds.
 
-    ``draw(m, key)`` draws m samples with the randomness of ``key`` and returns count
-    vectors (tensors on any device, or arrays); ``evaluate(counts, alpha)`` turns the
-    summed counts into ``num_checks`` checks planned at per-check level ``alpha``.
-    ``laws`` are the laws of its goodness-of-fit checks (n is planned for the hardest).
-    Chunk c of a stream of n samples holds min(chunk, n - c * chunk) samples.
+    ``draw(m, key)`` draws m samples with the randomness of ``key`` and returns what ``tally()``'s
+    :meth:`Tally.add` takes; ``evaluate(tally, alpha)`` turns the tally into ``num_checks`` checks at
+    per-check level ``alpha``.  ``laws``: the exact laws of its goodness-of-fit checks (n is planned for
+    the hardest); empty when no law is known and ``needed(tally, drawn, alpha)`` re-plans n from the
+    counts after every chunk.  ``pilot``: time a pilot before sampling (False where every call is
+    costly, a server).  ``samples_per_draw``: samples a unit of n stands for in the report (two
+    samples: 2 x prompts).  ``chunk``: samples per call of the subject, unless the settings fix one
+    (default: from ``elements_per_sample`` and the device).  Chunk c of a stream of n samples holds
+    min(chunk, n - c * chunk) samples.
     """
 
     name: str
     laws: list[np.ndarray]
     num_checks: int
     elements_per_sample: int
-    shapes: list[int]  # the lengths of the count vectors draw returns
-    draw: Callable[[int, ChunkKey], Sequence]
-    evaluate: Callable[[list[np.ndarray], float], list[Check]]
+    tally: Callable[[], Tally]
+    draw: Callable[[int, ChunkKey], object]
+    evaluate: Callable[[Tally, float], list[Check]]
+    needed: Callable[[Tally, int, float], int] | None = None
+    pilot: bool = True
+    samples_per_draw: int = 1
+    chunk: int | None = None
+
+
+def count_stream(name: str, laws: list[np.ndarray], num_checks: int, elements_per_sample: int, shapes: list[int],
+                 draw: Callable, evaluate: Callable[[list[np.ndarray], float], list[Check]]) -> Stream:
+    """A stream whose chunks are count vectors of lengths ``shapes``, summed (``evaluate`` gets the sums)."""
+    return Stream(name, laws, num_checks, elements_per_sample, lambda: CountTally(shapes), draw,
+                  lambda tally, alpha: evaluate(tally.counts, alpha))
 
 
 @dataclass
 class Extra:
-    """A check that is not a count of samples (e.g. F28): ``run(alpha) -> Check``."""
+    """A check that is not a tally of samples (e.g. F28): ``run(alpha) -> Check``."""
 
     name: str
     run: Callable[[float], Check]
+
+
+class _Budget(Protocol):
+    def allot(self, num_checks: int, label: str): ...
+
+
+def allot(budget: _Budget | None, num_checks: int, label: str, family_alpha: float):
+    """(budget entry or None, the report's family-wise alpha): ``num_checks`` checks from ``budget``, or ``family_alpha``."""
+    if budget is None:
+        return None, family_alpha
+    entry = budget.allot(num_checks, label)
+    return entry, entry.alpha
+
+
+def judge(checks: list[Check], alpha: float, entry=None) -> list[Check]:
+    """Holm across ``checks`` at family-wise ``alpha``: sets each check's ``passed``; the checks join the budget ``entry``."""
+    for check, rejected in zip(checks, holm([c.pvalue for c in checks], alpha)):
+        check.passed = not rejected
+    if entry is not None:
+        entry.checks.extend(checks)
+    return checks
 
 
 def subject_name(subject) -> str:
@@ -114,106 +153,99 @@ def resolve_device(device) -> torch.device:
     return device
 
 
-def _to_host(counts) -> list[np.ndarray]:
-    out = []
-    for c in counts:
-        arr = c.detach().cpu().numpy() if isinstance(c, torch.Tensor) else np.asarray(c)
-        out.append(arr.astype(np.int64))
-    return out
-
-
 @dataclass
 class _Sampled:
-    """What the sampling step leaves: summed counts per stream, samples drawn, and why it stopped early."""
+    """What the sampling step leaves: a tally per stream, samples drawn, and why it stopped early."""
 
-    totals: list[list[np.ndarray]]
+    tallies: list[Tally]
     drawn: list[int]
-    failure: SubjectFailure | None = None
+    failure: object = None  # a SubjectFailure
     interrupted: bool = False
+    planned: list[int | None] = field(default_factory=list)  # per stream: the plan's n (None: re-planned from the counts)
 
 
-def run(
-    subject: str,
-    level: str,
-    streams: list[Stream],
-    request: SampleRequest,
-    *,
-    seed: int,
-    family_alpha: float,
-    budget: ErrorBudget | None,
-    device: torch.device,
-    console: Console,
-    notes: Sequence[str] = (),
-    extras: Sequence[Extra] = (),
-) -> Report:
+def run(subject: str, level: str, streams: list[Stream], settings: RunSettings, *, device: torch.device,
+        notes: Sequence[str] = (), extras: Sequence[Extra] = ()) -> Report:
     """Plan, sample, judge and report (see the module docstring)."""
     started = time.perf_counter()
-    seed = as_seed(seed)
     rank, world = _process_group()
-    if rank:  # one voice per campaign
-        console = Console()
+    console = Console() if rank else (settings.console or Console.auto())  # one voice per campaign
     m = sum(s.num_checks for s in streams) + len(extras)
-    if budget is not None:
-        entry = budget.allot(m, subject)
-        alpha = entry.alpha
-    else:
-        entry = None
-        alpha = as_float("family_alpha", family_alpha, minimum=0.0, maximum=1.0, low_open=True, high_open=True)
+    entry, alpha = allot(settings.budget, m, subject, settings.family_alpha)
     alpha_check = alpha / m
-    report = Report(subject=subject, level=level, checks=[], family_alpha=alpha, asked_tv=request.tv, seed=seed,
-                    chunk_size=0, device=str(device), sample_size_rule=request.describe(), notes=list(notes),
+    report = Report(subject=subject, level=level, checks=[], family_alpha=alpha, asked_tv=settings.tv, seed=settings.seed,
+                    chunk_size=0, device=str(device), sample_size_rule=settings.describe(), notes=list(notes),
                     versions=library_versions())
-    sampled = _Sampled([[np.zeros(size, dtype=np.int64) for size in s.shapes] for s in streams], [0] * len(streams))
+    sampled = _Sampled([s.tally() for s in streams], [0] * len(streams))
     try:
-        plan = make_plan(streams, request, alpha_check=alpha_check, seed=seed, device=device,
-                         timed=console.plan_stream is not None, started=started, key_type=ChunkKey)
+        plan = make_plan(streams, settings, alpha_check=alpha_check, device=device, timed=console.plan_stream is not None,
+                         started=started, key_type=ChunkKey)
     except SubjectError as error:
         sampled.failure = error.failure
-        return _finish(report, sampled, started)
+        return _finish(report, streams, sampled, started)
     except KeyboardInterrupt:
         sampled.interrupted = True
-        return _finish(report, sampled, started)
-    report.chunk_size = plan.chunks[0] if len(set(plan.chunks)) == 1 else min(plan.chunks)
-    report.planned_samples = sum(plan.expected)
-    _say_plan(console, subject, level, device, m, alpha, alpha_check, request, streams, plan)
-    _sample(streams, plan, seed, device, console.progress(sum(plan.expected) // world, subject), rank, world, sampled)
+        return _finish(report, streams, sampled, started)
+    report.chunk_size = min(plan.chunks)
+    sampled.planned = [None if _replanned(s, settings) else n for s, n in zip(streams, plan.expected)]
+    _say_plan(console, subject, level, device, m, alpha, alpha_check, settings, streams, plan)
+    progress = console.progress(sum(n if n is not None else 8 * c for n, c in zip(sampled.planned, plan.chunks)) // world, subject)
+    _sample(streams, plan, settings, alpha_check, device, progress, rank, world, sampled)
     if world > 1 and sampled.failure is None:  # one test over the summed counts of every rank, never a vote of per-rank tests
-        sampled.totals, sampled.drawn = _sum_over_ranks(sampled.totals, sampled.drawn, device)
+        _sum_over_ranks(sampled, device)
     if sampled.failure is None:
-        _judge(report, streams, extras, sampled, alpha, alpha_check)
-    if entry is not None:
-        entry.checks.extend(report.checks)
-    return _finish(report, sampled, started)
+        checks = _evaluate(streams, extras, sampled, alpha_check)
+        if sampled.failure is None:
+            report.checks = judge(checks, alpha, entry)
+    return _finish(report, streams, sampled, started)
 
 
-def _say_plan(console, subject, level, device, m, alpha, alpha_check, request, streams, plan: Plan) -> None:
-    console.say(f"-- {subject} ({level}) on {device}: {m} checks, Holm at family-wise alpha {alpha:.1e}; {request.describe()}")
-    if plan.rates is None:
-        return
-    for s, n, r in zip(streams, plan.expected, plan.rates):
-        tv = max(detectable(law, n, alpha_check)[0] for law in s.laws)
-        cells = max(int((law > 0).sum()) for law in s.laws)
-        console.say(f"   {s.name[:56]:56s} n={n:>11,}  cells={cells:>6}  TV@.99={tv:.4f}  ~{n / r:6.1f} s")
-    total = sum(n / r for n, r in zip(plan.expected, plan.rates))
-    console.say(f"   estimated sampling time {total:.1f} s (pilot: {sum(plan.rates) / len(plan.rates):,.0f} samples/s on average)")
+def _say_plan(console, subject, level, device, m, alpha, alpha_check, settings, streams, plan: Plan) -> None:
+    console.say(f"-- {subject} ({level}) on {device}: {m} checks, Holm at family-wise alpha {alpha:.1e}; {settings.describe()}")
+    for i, s in enumerate(streams):
+        if not s.laws:
+            console.say(f"   {s.name[:56]:56s} n re-planned from the counts as they come (at most {plan.sizes[i]:,})")
+        elif plan.rates is not None:
+            n, r = plan.expected[i], plan.rates[i]
+            tv = max(detectable(law, n, alpha_check)[0] for law in s.laws)
+            cells = max(int((law > 0).sum()) for law in s.laws)
+            console.say(f"   {s.name[:56]:56s} n={n:>11,}  cells={cells:>6}  TV@.99={tv:.4f}  ~{n / r:6.1f} s")
+    if plan.rates is not None:
+        total = sum(n / r for n, r in zip(plan.expected, plan.rates))
+        console.say(f"   estimated sampling time {total:.1f} s (pilot: {sum(plan.rates) / len(plan.rates):,.0f} samples/s on average)")
 
 
-def _sample(streams, plan: Plan, seed: int, device, progress, rank: int, world: int, sampled: _Sampled) -> None:
+def _replanned(stream: Stream, settings: RunSettings) -> bool:
+    """Whether the stream's n comes from its re-planning hook (a TV asked, no fixed n)."""
+    return stream.needed is not None and settings.n is None and settings.tv is not None
+
+
+def _goal(stream: Stream, tally: Tally, drawn: int, planned: int, settings: RunSettings, alpha_check: float) -> int:
+    """The samples this stream needs now: its plan, or its re-planning hook's answer (never above the plan's cap)."""
+    if not _replanned(stream, settings):
+        return planned
+    return min(planned, stream.needed(tally, drawn, alpha_check))
+
+
+def _sample(streams, plan: Plan, settings, alpha_check, device, progress, rank: int, world: int, sampled: _Sampled) -> None:
     """Draw every stream's chunks (this rank's share); stop at a subject's failure or at Ctrl-C."""
     try:
         for i, stream in enumerate(streams):
-            stream_deadline = None
-            if plan.deadline is not None:
-                now = time.perf_counter()
-                remaining = sum(plan.shares[i:])
-                stream_deadline = now + (plan.shares[i] / remaining if remaining > 0 else 1.0) * max(plan.deadline - now, 0.0)
-            for chunk_index in range(rank, -(-plan.sizes[i] // plan.chunks[i]), world):  # this rank's chunks
-                size = min(plan.chunks[i], plan.sizes[i] - chunk_index * plan.chunks[i])
-                counts = _to_host(stream.draw(size, ChunkKey(seed, i, chunk_index, device)))
-                sampled.totals[i] = [a + b for a, b in zip(sampled.totals[i], counts)]
+            deadline = _stream_deadline(plan, i)
+            chunk_index, tally = rank, sampled.tallies[i]
+            if stream.needed is not None and world > 1:
+                raise ValueError(f"stream {stream.name!r} re-plans its n from its counts: run it in one process")
+            while True:
+                done = sampled.drawn[i] if world == 1 else chunk_index * plan.chunks[i]
+                goal = _goal(stream, tally, sampled.drawn[i], plan.sizes[i], settings, alpha_check)
+                if done >= goal:
+                    break
+                size = min(plan.chunks[i], goal - done)
+                tally.add(stream.draw(size, ChunkKey(settings.seed, i, chunk_index, device)))
                 sampled.drawn[i] += size
                 progress.update(size)
-                if stream_deadline is not None and time.perf_counter() >= stream_deadline:
+                chunk_index += world
+                if deadline is not None and time.perf_counter() >= deadline:
                     break
     except SubjectError as error:
         sampled.failure = error.failure
@@ -223,26 +255,34 @@ def _sample(streams, plan: Plan, seed: int, device, progress, rank: int, world: 
         progress.close()
 
 
-def _judge(report: Report, streams, extras, sampled: _Sampled, alpha: float, alpha_check: float) -> None:
-    """Checks from the counts (and the extras, unless interrupted), Holm across the report."""
+def _stream_deadline(plan: Plan, i: int) -> float | None:
+    """Under a time budget: when stream i stops (its share of the time left, rescaled to what is left)."""
+    if plan.deadline is None:
+        return None
+    now = time.perf_counter()
+    remaining = sum(plan.shares[i:])
+    return now + (plan.shares[i] / remaining if remaining > 0 else 1.0) * max(plan.deadline - now, 0.0)
+
+
+def _evaluate(streams, extras, sampled: _Sampled, alpha_check: float) -> list[Check]:
+    """Checks from the tallies (and the extras, unless interrupted)."""
     checks: list[Check] = []
-    for stream, counts in zip(streams, sampled.totals):
-        checks.extend(stream.evaluate(counts, alpha_check))
+    for stream, tally in zip(streams, sampled.tallies):
+        checks.extend(stream.evaluate(tally, alpha_check))
     try:
         for extra in extras if not sampled.interrupted else ():
             checks.append(extra.run(alpha_check))
     except SubjectError as error:
         sampled.failure = error.failure
-        return
     except KeyboardInterrupt:
         sampled.interrupted = True
-    for check, rejected in zip(checks, holm([c.pvalue for c in checks], alpha)):
-        check.passed = not rejected
-    report.checks = checks
+    return checks
 
 
-def _finish(report: Report, sampled: _Sampled, started: float) -> Report:
-    report.samples = sum(sampled.drawn)
+def _finish(report: Report, streams, sampled: _Sampled, started: float) -> Report:
+    report.samples = sum(n * s.samples_per_draw for n, s in zip(sampled.drawn, streams))
+    planned = [d if p is None else p for p, d in zip(sampled.planned or sampled.drawn, sampled.drawn)]
+    report.planned_samples = sum(n * s.samples_per_draw for n, s in zip(planned, streams))
     report.seconds = time.perf_counter() - started
     report.error = None if sampled.failure is None else sampled.failure.to_dict()
     report.interrupted = sampled.interrupted
@@ -258,22 +298,20 @@ def _process_group() -> tuple[int, int]:
     return 0, 1
 
 
-def _sum_over_ranks(totals: list[list[np.ndarray]], drawn: list[int], device: torch.device):
-    """All-reduce (sum) every count vector and the sample counts across the process group."""
+def _sum_over_ranks(sampled: _Sampled, device: torch.device) -> None:
+    """All-reduce (sum) every count tally and the sample counts across the process group."""
     import torch.distributed as dist
 
     on = torch.device("cuda", torch.cuda.current_device()) if dist.get_backend() == "nccl" else torch.device("cpu")
-    flat = np.concatenate([np.concatenate(t) for t in totals] + [np.asarray(drawn, dtype=np.int64)])
-    buffer = torch.from_numpy(flat).to(on)
+    vectors = [c for t in sampled.tallies for c in t.counts] + [np.asarray(sampled.drawn, dtype=np.int64)]
+    buffer = torch.from_numpy(np.concatenate(vectors)).to(on)
     dist.all_reduce(buffer, op=dist.ReduceOp.SUM)
-    flat = buffer.cpu().numpy()
-    out, at = [], 0
-    for counts in totals:
-        out.append([])
-        for c in counts:
-            out[-1].append(flat[at : at + c.size])
+    flat, at = buffer.cpu().numpy(), 0
+    for tally in sampled.tallies:
+        for j, c in enumerate(tally.counts):
+            tally.counts[j] = flat[at : at + c.size].copy()
             at += c.size
-    return out, [int(x) for x in flat[at:]]
+    sampled.drawn = [int(x) for x in flat[at:]]
 
 
 def outcome_counts(values: torch.Tensor, num_cells: int) -> torch.Tensor:

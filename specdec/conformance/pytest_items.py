@@ -56,7 +56,7 @@ class SpecdecRunner:
     def verifier(self, subject, *, case: TokenCase | ChainCase | None = None, allow_inconclusive: bool = False, **kwargs) -> Report:
         """:func:`check_verifier` of a TokenVerifier; ``case`` runs one case of the catalogue
         (the ``specdec_cases`` fixture gives them), otherwise ``cases=`` / ``chains=`` or the defaults."""
-        from .verifier import check_verifier
+        from .verifier_checks import check_verifier
 
         if isinstance(case, TokenCase):
             kwargs.update(cases=[case], chains=[])
@@ -68,7 +68,7 @@ class SpecdecRunner:
 
     def multidraft(self, subject, *, case: MultiDraftCase | None = None, allow_inconclusive: bool = False, **kwargs) -> Report:
         """:func:`check_multidraft` of a MultiDraftVerifier (one ``case``, or ``cases=`` / the defaults)."""
-        from .verifier import check_multidraft
+        from .verifier_checks import check_multidraft
 
         if isinstance(case, MultiDraftCase):
             kwargs.update(cases=[case])
@@ -78,7 +78,7 @@ class SpecdecRunner:
 
     def decoder(self, subject, target, prompts, *, allow_inconclusive: bool = False, **kwargs) -> Report:
         """:func:`check_decoder` of a Decoder against ``target`` (a TargetLaw or a transformers model)."""
-        from .decoder import check_decoder
+        from .decoder_check import check_decoder
 
         settings = self._settings(kwargs)
         settings.pop("device", None)  # a decoder's counts live on the host
@@ -87,7 +87,7 @@ class SpecdecRunner:
     def ab(self, subject, reference, prompts, *, allow_inconclusive: bool = False, **kwargs) -> Report:
         """:func:`check_ab`: two Decoders against each other (two samples, H1-H3), e.g. an engine with
         and without speculation."""
-        from .ab import check_ab
+        from .ab_check import check_ab
 
         settings = self._settings(kwargs)
         settings.pop("device", None)

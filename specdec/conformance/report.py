@@ -111,7 +111,7 @@ class Report:
         """The verdict as one sentence that says what was tested."""
         verdict, reached = self.verdict, self.reached_tv
         if verdict == "ERROR":
-            from .subject import SubjectFailure
+            from .calls import SubjectFailure
 
             return f"ERROR: {SubjectFailure(**self.error).line()} (no verdict on the law)"
         if verdict == "INTERRUPTED":

@@ -7,7 +7,7 @@ from typing import Callable
 
 import torch
 
-from .._checks import as_int, as_seed
+from .._validation import as_int, as_seed
 from .._hf import check_causal_lm, model_device, model_vocab_size
 from ..protocols import DraftLengthPolicy, DraftSource, TargetLaw
 from ..schemes import get as get_scheme

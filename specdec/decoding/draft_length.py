@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from .._checks import as_float, as_int, as_probability
+from .._validation import as_float, as_int, as_probability
 from ..laws.speedup import optimal_draft_length
 
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import torch
 
-from .._checks import as_int
+from .._validation import as_int
 from .._hf import check_causal_lm, check_logits, model_device, model_vocab_size
 from ..laws.target import ModelLaw
 from ..sampling import sample_categorical

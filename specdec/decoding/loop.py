@@ -28,7 +28,7 @@ from typing import Callable, Sequence
 import torch
 
 from .. import metrics
-from .._checks import as_int, as_seed
+from .._validation import as_int, as_seed
 from .._hf import check_causal_lm, check_logits, model_device, model_vocab_size
 from ..laws.sequence import eos_ids
 from ..laws.target import as_token_ids

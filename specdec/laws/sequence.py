@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._checks import as_int
+from .._validation import as_int
 from .target import as_target_law, as_token_ids
 
 MAX_SEQUENCES = 1_000_000

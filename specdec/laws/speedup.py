@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 
-from .._checks import INT64_MAX, as_float, as_int, as_probability
+from .._validation import INT64_MAX, as_float, as_int, as_probability
 
 MAX_SCANNED_DRAFT_TOKENS = 100_000  # F24's scan over K = 0..max_draft_tokens: about 0.2 s at the cap
 

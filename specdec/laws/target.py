@@ -16,7 +16,7 @@ from typing import Callable, Sequence
 import numpy as np
 import torch
 
-from .._checks import as_int, as_law
+from .._validation import as_int, as_law
 from .._hf import check_logits, is_causal_lm, model_device, model_vocab_size
 from ..protocols import TargetLaw
 from ..warpers import SamplingConfig, warped_probs

@@ -10,14 +10,14 @@
 * :func:`token_output_law` - its row marginal, which F4 says is the target.
 
 Inputs are probability rows (tensors, arrays or sequences; any leading batch
-dimensions), checked by one policy (:func:`specdec._checks.as_law`).
+dimensions), checked by one policy (:func:`specdec._validation.as_law`).
 """
 
 from __future__ import annotations
 
 import torch
 
-from .._checks import PROB_DTYPES, SUM_TOL, as_law_pair
+from .._validation import PROB_DTYPES, SUM_TOL, as_law_pair
 
 # E2: a residual (p - q)+ of mass at most this many ulps of 1 in the rows' dtype is rounding noise of
 # rows that sum to one (float64: 16 eps = 3.6e-15; float32 1.9e-6; lower precisions as float32, as in

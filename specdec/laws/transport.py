@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from .._checks import as_int, as_law_pair
+from .._validation import as_int, as_law_pair
 
 
 def optimal_plan(target_probs, draft_probs) -> torch.Tensor:

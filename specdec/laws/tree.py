@@ -26,7 +26,7 @@ from typing import Callable
 import numpy as np
 import torch
 
-from .._checks import as_choice, as_int
+from .._validation import as_choice, as_int
 from .token import residual_is_empty
 
 CHILDREN = ("iid", "distinct")

@@ -22,6 +22,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
+from ..errors import SchemeError  # noqa: F401 - re-exported: its home before specdec.errors
+
 SHAPES = ("chain", "multidraft", "tree")
 CASE_FAMILIES = {
     "chain": ("token", "chain"),
@@ -34,10 +36,6 @@ REQUIRED = {
     "multidraft": ("verifier", "step_law", "cases"),
     "tree": ("verifier", "step_law", "moments", "cases"),
 }
-
-
-class SchemeError(ValueError):
-    """A scheme record that cannot be registered (a missing or malformed piece, a name taken)."""
 
 
 @dataclass(frozen=True)

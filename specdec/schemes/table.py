@@ -10,7 +10,7 @@ one (target, draft) pair, read from the schemes' records.
 
 from __future__ import annotations
 
-from .._checks import as_int, as_law_pair
+from .._validation import as_int, as_law_pair
 from ..laws import block
 from ..laws.chain import MAX_ENUMERATED_DRAFT_TOKENS, MAX_ENUMERATED_PREFIXES
 from .registry import get, names

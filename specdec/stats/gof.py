@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-from .._checks import INT64_MAX, as_choice, as_counts, as_int, as_law, count_total
+from .._validation import INT64_MAX, as_choice, as_counts, as_int, as_law, count_total
 
 MIN_EXPECTED = 5.0
 METHODS = ("pearson", "g")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from .._checks import as_float
+from .._validation import as_float
 
 
 def holm(pvalues, alpha: float) -> list[bool]:

@@ -22,10 +22,9 @@ import math
 import numpy as np
 from scipy import optimize, stats
 
-from .._checks import INT64_MAX, as_float, as_int, as_law
+from .._validation import INT64_MAX, as_float, as_int, as_law
+from ..settings import POWER  # noqa: F401 - one home for the power every plan uses
 from .gof import pool_bins
-
-POWER = 0.99
 
 
 def _check_levels(alpha, power) -> tuple[float, float]:

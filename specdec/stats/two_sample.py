@@ -26,7 +26,7 @@ from typing import Hashable, Mapping
 import numpy as np
 from scipy import stats
 
-from .._checks import as_float, as_int
+from .._validation import as_float, as_int
 from .gof import MIN_EXPECTED, pool_bins
 from .localize import Localization, PrefixTerm, chi2_sf, localization
 from .power import POWER, required_noncentrality, samples_for_noncentrality_rate

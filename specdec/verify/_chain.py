@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import torch
 
-from .. import _checks as c
+from .. import _validation as c
 from ..laws.token import residual_is_empty
 from ..sampling import inverse_cdf, inverse_cdf_rows
 from .result import VerifyResult

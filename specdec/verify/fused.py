@@ -29,7 +29,7 @@ try:  # Triton ships with CUDA builds of torch; on CPU it is optional (``pip ins
 except ImportError:  # pragma: no cover - exercised where triton is absent
     triton = tl = None
 
-from .. import _checks as c
+from .. import _validation as c
 from ..laws.token import empty_residual_mass
 from ._chain import check_inputs
 from .result import VerifyResult

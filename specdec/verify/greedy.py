@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import torch
 
-from .. import _checks as c
+from .. import _validation as c
 from .result import VerifyResult
 
 

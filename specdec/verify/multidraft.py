@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import torch
 
-from .. import _checks as c
+from .. import _validation as c
 from ..laws.multidraft import kseq_rho, mss_residuals
 from ..laws.token import residual_is_empty
 from ..sampling import inverse_cdf

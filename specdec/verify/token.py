@@ -14,7 +14,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from .. import _checks as c
+from .. import _validation as c
 from ._chain import broadcast_block, check_inputs, draft_row_at, emit_block, row_at, with_generator
 from .result import VerifyResult
 

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import torch
 
-from .. import _checks as c
+from .. import _validation as c
 from ..laws.token import residual_is_empty
 from ..laws.tree import TreeShape, tree_shape
 from ..sampling import inverse_cdf

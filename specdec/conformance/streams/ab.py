@@ -1,10 +1,14 @@
-"""The counts of a two-sample check and the checks they give (H1-H3): the judge of
-:func:`specdec.conformance.check_ab`.
+"""Two decoders against each other (two samples, H1-H3): the stream of :func:`specdec.conformance.check_ab`.
 
-:class:`Side` keeps what one decoder produced (sequences per prompt, and each call's rows for the
-independence diagnostic of :mod:`.decoder_stream`); :func:`ab_check` turns the two sides' counts of one
-prompt into one :class:`Check`: H1's test, H2's reached TV (with the rare mass and the Good-Turing
-estimate of the unseen mass, :func:`unseen_mass`), H3's location and the sequences one side only saw.
+Each chunk asks both decoders for the same prompts (interleaved in every call), the subject with the
+seed (campaign seed, 0, chunk) and the reference with (campaign seed, 1, chunk), and reads their
+first L tokens by the decoder contract.  :class:`ABTally` keeps, per side, the sequences per prompt
+and each call's rows (for the independence diagnostic of :mod:`.decoder_rows`).  No law is known, so
+n is re-planned from the *combined* counts after every chunk (:func:`ab_needed`, H2): the side labels
+are exchangeable given the combined counts under the null, which keeps the level.  :func:`ab_check`
+turns the two sides' counts of one prompt into one :class:`Check`: H1's test, H2's reached TV (with
+the rare mass and the Good-Turing estimate of the unseen mass, :func:`unseen_mass`), H3's location
+and the sequences one side only saw.
 """
 
 from __future__ import annotations
@@ -13,9 +17,13 @@ from collections import Counter
 
 import numpy as np
 
-from ..stats.two_sample import homogeneity_test, two_sample_detectable_tv, two_sample_prefix_decomposition
-from .checks import Check
-from .decoder_stream import Independence
+from ...stats.two_sample import homogeneity_test, two_sample_detectable_tv, two_sample_prefix_decomposition, two_sample_sample_size
+from ..calls import CallGuard
+from ..checks import Check
+from ..decoder_output import read_rows
+from ..engine import ChunkKey, Stream
+from ..seeds import derive_seed
+from .decoder_rows import Independence
 
 SIDES = ("subject", "reference")
 
@@ -45,6 +53,65 @@ class Side:
         for call in self.calls[prompt]:
             diagnostic.add(list(call.elements()))
         return diagnostic.summary()
+
+
+class ABTally:
+    """The two sides of a two-sample check; a chunk: (subject's rows per prompt, reference's rows per prompt)."""
+
+    def __init__(self, num_prompts: int) -> None:
+        self.sides = (Side(num_prompts), Side(num_prompts))
+
+    def add(self, chunk) -> None:
+        for side, rows in zip(self.sides, chunk):
+            for i, tested in enumerate(rows):
+                side.add(i, tested)
+
+    def state(self) -> dict:
+        return {role: [[[list(s), k] for s, k in counts.items()] for counts in side.counts] for role, side in zip(SIDES, self.sides)}
+
+
+def ab_needed(tally: ABTally, drawn: int, alpha_check: float, *, tv: float, max_n: int, first: int) -> int:
+    """Samples per side and prompt the run needs now: H2's n for ``tv`` on the combined counts so far
+    (``first`` before any estimate); at most ``max_n``."""
+    if drawn == 0:
+        return min(first, max_n)
+    needed = 0
+    for i in range(len(tally.sides[0].counts)):
+        law = combined_law(*tally.sides, i)
+        unseen = unseen_mass(*tally.sides, i)
+        if two_sample_detectable_tv(law, drawn, drawn, alpha=alpha_check)[0] + unseen <= tv:
+            needed = max(needed, drawn)
+            continue
+        planned = two_sample_sample_size(law, max(tv - unseen, tv / 2), alpha=alpha_check, max_n=max_n)
+        needed = max(needed, min(max_n, max(planned, drawn + 1)))
+    return needed
+
+
+def ab_stream(subject, reference, prompts: list[list[int]], *, length: int, asked: int, eos: frozenset, tv: float | None,
+              max_n: int, per_call: int, guard: CallGuard) -> Stream:
+    """Both decoders on ``prompts``, ``per_call`` rows per prompt and call, ``asked`` tokens per row, the first
+    ``length`` tested (EOS ``eos`` absorbing); n planned for ``tv`` from the combined counts (H2)."""
+
+    def draw(m: int, key: ChunkKey):
+        rows = [p for _ in range(m) for p in prompts]
+        out = []
+        for index, decoder in enumerate((subject, reference)):
+            seed = derive_seed(key.seed, index, key.chunk)
+            describe = lambda role=SIDES[index], seed=seed: (  # noqa: E731
+                f"a call of the {role} with {len(rows):,} rows ({m:,} per prompt x {len(prompts)}), max_new_tokens={asked}, seed={seed}")
+            outputs = guard.call(decoder, (rows, asked, seed), describe)
+            tested = guard.read(lambda: read_rows(outputs, len(rows), length, eos), describe)
+            out.append([tested[i :: len(prompts)] for i in range(len(prompts))])
+        return out
+
+    def evaluate(tally: ABTally, alpha):
+        return [ab_check(i, prompt, length, asked, tally.sides, alpha, eos) for i, prompt in enumerate(prompts)]
+
+    def needed(tally: ABTally, drawn: int, alpha):
+        return ab_needed(tally, drawn, alpha, tv=tv, max_n=max_n, first=per_call)
+
+    return Stream(f"A/B, {len(prompts)} prompt(s)", [], len(prompts), 1, lambda: ABTally(len(prompts)), draw, evaluate,
+                  needed=needed if tv is not None else None, pilot=False, samples_per_draw=2 * len(prompts), chunk=per_call)
 
 
 def combined_law(side_a: Side, side_b: Side, prompt: int) -> np.ndarray:

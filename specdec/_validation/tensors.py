@@ -1,5 +1,5 @@
 """Tensors: type, dtype, rank, shape and device at once, and value checks deferred to one host
-synchronisation (:class:`DeferredChecks`) (see :mod:`specdec._checks`)."""
+synchronisation (:class:`DeferredChecks`) (see :mod:`specdec._validation`)."""
 
 from __future__ import annotations
 
@@ -50,19 +50,19 @@ class DeferredChecks:
     """Value checks resolved together with a single host synchronisation."""
 
     def __init__(self) -> None:
-        self._checks: list[tuple[torch.Tensor, Callable[[], str]]] = []
+        self._validation: list[tuple[torch.Tensor, Callable[[], str]]] = []
 
     def add(self, ok: torch.Tensor, describe: Callable[[], str]) -> None:
         """``ok`` is a 0-d bool tensor; ``describe()`` builds the error message if it is False."""
-        self._checks.append((ok, describe))
+        self._validation.append((ok, describe))
 
     def raise_if_failed(self) -> None:
-        if not self._checks:
+        if not self._validation:
             return
-        flags = torch.stack([ok for ok, _ in self._checks])
+        flags = torch.stack([ok for ok, _ in self._validation])
         if bool(flags.all()):  # the one host sync
             return
-        for ok, describe in self._checks:
+        for ok, describe in self._validation:
             if not bool(ok):
                 raise ValueError(describe())
 

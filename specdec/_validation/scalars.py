@@ -1,4 +1,9 @@
-"""Numbers and choices: how every entry point reads a scalar argument (see :mod:`specdec._checks`)."""
+"""Numbers and choices: how every entry point reads a scalar argument (see :mod:`specdec._validation`).
+
+Imports neither torch nor numpy (the CLI, the server code and launchers use it cheaply): numpy and
+torch scalars are recognised by duck typing (numpy registers its number types with :mod:`numbers`;
+a 0-d tensor is read with ``.item()``).  The dtypes' tolerances live in :mod:`.dtypes`.
+"""
 
 from __future__ import annotations
 
@@ -6,32 +11,23 @@ import math
 import numbers
 import operator
 
-import numpy as np
-import torch
-
-PROB_DTYPES = (torch.float32, torch.float64)
-# Token ids: every integer dtype torch has (uint16/32/64 where this torch has them), compared in int64.
-TOKEN_DTYPES = tuple(
-    getattr(torch, name) for name in ("int64", "int32", "int16", "int8", "uint8", "uint16", "uint32", "uint64") if hasattr(torch, name)
-)
 INT64_MAX = 2**63 - 1
-
-# |sum(row) - 1| allowed before a ValueError, by the dtype the caller's values came in.
-SUM_TOL = {torch.float64: 1e-9, torch.float32: 1e-4, torch.float16: 1e-4, torch.bfloat16: 1e-4}
-
-
-def sum_tolerance(dtype: torch.dtype) -> float:
-    """The default row-sum tolerance for probabilities given in ``dtype`` (exact dtypes: float64's)."""
-    return SUM_TOL.get(dtype, SUM_TOL[torch.float64])
 
 
 # ------------------------------------------------------------------ numbers
 
 
 def _is_bool(value) -> bool:
-    if isinstance(value, (bool, np.bool_)):
+    if isinstance(value, bool):
         return True
-    return isinstance(value, torch.Tensor) and value.dtype == torch.bool
+    kind = type(value)
+    if kind.__module__ == "numpy" and kind.__name__ in ("bool_", "bool"):
+        return True
+    return _is_tensor(value) and str(value.dtype) == "torch.bool"
+
+
+def _is_tensor(value) -> bool:
+    return type(value).__module__.startswith("torch") and hasattr(value, "numel") and hasattr(value, "dtype")
 
 
 def as_int(name: str, value, *, minimum: int | None = None, maximum: int | None = None) -> int:
@@ -69,11 +65,11 @@ def as_float(
     """
     if _is_bool(value):
         raise TypeError(f"{name} must be a real number, got the bool {value!r}")
-    if isinstance(value, torch.Tensor):
+    if _is_tensor(value):
         if value.numel() != 1 or value.is_complex() or value.is_meta:
             raise TypeError(f"{name} must be a real number, got a tensor of shape {tuple(value.shape)} and dtype {value.dtype}")
         value = value.item()
-    if isinstance(value, (complex, np.complexfloating)) or not isinstance(value, (numbers.Real, np.floating, np.integer)):
+    if not isinstance(value, numbers.Real):  # numpy's floats and integers are registered as Real, its complex types are not
         raise TypeError(f"{name} must be a real number, got {type(value).__name__} {value!r}")
     try:
         result = float(value)
@@ -106,19 +102,7 @@ def as_pad_id(value) -> int:
     return as_int("pad_id", value, minimum=-INT64_MAX - 1, maximum=INT64_MAX)
 
 
-def as_sum_tol(value, dtype: torch.dtype) -> float:
-    """``sum_tol``: None (the default for ``dtype``) or a number >= 0."""
-    if value is None:
-        return sum_tolerance(dtype)
-    return as_float("sum_tol", value, minimum=0.0)
-
-
 def as_choice(name: str, value, choices) -> str:
     if not isinstance(value, str) or value not in choices:
         raise ValueError(f"{name} must be one of {sorted(choices)}, got {value!r}")
     return value
-
-
-# ------------------------------------------------------------------ tensors (metadata: no device work)
-
-

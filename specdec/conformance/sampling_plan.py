@@ -1,11 +1,13 @@
 """How many samples a campaign draws, and in which chunks: the first of the engine's three steps
-(plan, sample, judge; docs/reference.md, "The conformance engine").
+(plan, sample, judge; docs/reference.md §9).
 
-* :class:`SampleRequest` - what the caller asked: a TV to detect (n planned by F34 on the pooled
-  bins), a fixed n, or a time budget in seconds; ``max_n`` caps every stream.
+* what the caller asked is a :class:`specdec.settings.RunSettings`: a TV to detect (n planned by F34
+  on the pooled bins), a fixed n, a time budget in seconds, or n within a time budget; ``max_n``
+  caps every stream;
 * :func:`make_plan` - n and the chunk size per stream, and, under a time budget, each stream's
   share of the time from a timed pilot (n proportional to each stream's noncentrality, so every
-  check reaches about the same TV).
+  check reaches about the same TV).  A stream without an exact law (two samples) is planned by its
+  own re-planning hook as its counts come in (``Stream.needed``); it gets ``max_n`` (or ``n``) here.
 
 Chunk sizes depend on the stream and the device *type* only (on CUDA, on the card's total memory,
 fixed per model), never on timing, so (seed, chunk size, n) reproduce a campaign.
@@ -19,61 +21,21 @@ from typing import Sequence
 
 import torch
 
-from .._checks import as_float, as_int
-from ..stats.power import POWER, required_noncentrality
+from ..settings import DEFAULT_MAX_N, RunSettings
+from ..stats.power import required_noncentrality
 from .checks import detectable, planned_sample_size
+
+SampleRequest = RunSettings  # compatibility alias (one release): SampleRequest(tv, time_budget, n, max_n, chunk_size)
 
 CHUNK_SAMPLES = 2**20  # default samples per chunk (per verifier call) on a CPU
 CHUNK_ELEMENTS = 2**25  # ... fewer for large vocabularies: about this many probability entries per chunk
 CUDA_CHUNK_SAMPLES = 2**22  # on a GPU: large chunks keep Python out of the way
 CUDA_MEMORY_SHARE = 1 / 64  # ... each chunk's working set at most this share of the card's total memory
-DEFAULT_MAX_N = 20_000_000
 PILOT_SECONDS = 0.03  # a pilot run long enough to time
 PILOT_STREAM = 1 << 20  # pilot chunks use stream ids far from the real ones
 EVALUATION_SHARE = 0.03  # of a time budget, kept for computing the p-values
 
-
-@dataclass(frozen=True)
-class SampleRequest:
-    """How many samples: planned for ``tv``, fixed ``n``, or fitted to ``time_budget`` seconds.
-
-    ``tv`` is also the TV the verdict is held to (INCONCLUSIVE when a budget or
-    ``max_n`` leaves the test weaker).  With ``time_budget`` the budget is spent:
-    n is as large as the time allows (up to ``max_n``).  A fixed ``n`` above ``max_n`` is
-    capped at ``max_n`` (and said so).  ``chunk_size`` (samples per call of the subject)
-    is part of what makes a campaign reproducible.
-    """
-
-    tv: float | None = 0.01
-    time_budget: float | None = None
-    n: int | None = None
-    max_n: int = DEFAULT_MAX_N
-    chunk_size: int | None = None
-
-    def __post_init__(self) -> None:
-        set_ = lambda name, value: object.__setattr__(self, name, value)  # noqa: E731
-        if self.tv is not None:
-            set_("tv", as_float("tv", self.tv, minimum=0.0, maximum=1.0, low_open=True, high_open=True))
-        if self.time_budget is not None:
-            set_("time_budget", as_float("time_budget", self.time_budget, minimum=0.0, low_open=True))
-        if self.n is not None:
-            set_("n", as_int("n", self.n, minimum=1))
-        set_("max_n", as_int("max_n", self.max_n, minimum=1))
-        if self.chunk_size is not None:
-            set_("chunk_size", as_int("chunk_size", self.chunk_size, minimum=1))
-        if self.tv is None and self.time_budget is None and self.n is None:
-            raise ValueError("give tv (the deviation to detect), n (samples per check) or time_budget (seconds)")
-        if self.n is not None and self.time_budget is not None:
-            raise ValueError("give n or time_budget, not both")
-
-    def describe(self) -> str:
-        if self.n is not None:
-            if self.n > self.max_n:
-                return f"n = {self.max_n:,} per check (asked {self.n:,}, capped by max_n)"
-            return f"n = {self.n:,} per check, fixed by the caller"
-        if self.time_budget is not None:
-            return f"as many samples as fit a time budget of {self.time_budget:g} s (max_n {self.max_n:,})"
-        return f"planned to detect TV {self.tv:g} with power {POWER} (max_n {self.max_n:,})"
+__all__ = ["CHUNK_ELEMENTS", "DEFAULT_MAX_N", "PILOT_STREAM", "Plan", "SampleRequest", "make_plan"]
 
 
 @dataclass
@@ -93,10 +55,10 @@ class Plan:
         return self.estimates if self.estimates is not None else self.sizes
 
 
-def chunk_size(elements_per_sample: int, request: SampleRequest, device: torch.device) -> int:
+def chunk_size(elements_per_sample: int, settings: RunSettings, device: torch.device) -> int:
     """Samples per chunk: the caller's, else a function of the stream and the device type."""
-    if request.chunk_size is not None:
-        return request.chunk_size
+    if settings.chunk_size is not None:
+        return settings.chunk_size
     per_sample = max(elements_per_sample, 1)
     if device.type == "cuda":
         memory = torch.cuda.get_device_properties(device).total_memory
@@ -124,7 +86,7 @@ def allocate(laws, rates, seconds: float, max_n: int, alpha: float) -> list[int]
     """n per stream so every stream reaches the same TV within ``seconds``: n_i proportional to lambda_i."""
     weights = []
     for stream_laws in laws:
-        bins = max(max(detectable(law, 10**6, alpha)[1] for law in stream_laws), 2)
+        bins = max([detectable(law, 10**6, alpha)[1] for law in stream_laws] + [2])
         weights.append(required_noncentrality(bins, alpha=alpha))
     sizes = [0] * len(laws)
     free = list(range(len(laws)))
@@ -143,29 +105,41 @@ def allocate(laws, rates, seconds: float, max_n: int, alpha: float) -> list[int]
     return sizes
 
 
-def make_plan(streams: Sequence, request: SampleRequest, *, alpha_check: float, seed: int, device: torch.device,
+def _sizes(streams: Sequence, settings: RunSettings, alpha_check: float) -> list[int]:
+    if settings.n is not None:
+        return [min(settings.n, settings.max_n)] * len(streams)
+    if settings.tv is not None and settings.time_budget is None:
+        return [max([planned_sample_size(law, settings.tv, alpha_check, max_n=settings.max_n) for law in s.laws],
+                    default=settings.max_n) for s in streams]
+    return [settings.max_n] * len(streams)
+
+
+def make_plan(streams: Sequence, settings: RunSettings, *, alpha_check: float, device: torch.device,
               timed: bool, started: float, key_type) -> Plan:
     """The plan of a campaign (see the module docstring); ``timed``: run the pilot even without a
-    time budget (to print an estimated time)."""
-    chunks = [chunk_size(s.elements_per_sample, request, device) for s in streams]
-    if request.n is not None:
-        sizes = [min(request.n, request.max_n)] * len(streams)
-    elif request.tv is not None and request.time_budget is None:
-        sizes = [max(planned_sample_size(law, request.tv, alpha_check, max_n=request.max_n) for law in s.laws) for s in streams]
-    else:
-        sizes = [request.max_n] * len(streams)
-    plan = Plan(sizes, chunks)
-    if request.time_budget is None and not timed:
+    time budget (to print an estimated time).  Streams that say ``pilot=False`` (every call costly:
+    a server) are never piloted; under a time budget they share the time equally."""
+    chunks = [s.chunk if s.chunk and settings.chunk_size is None else chunk_size(s.elements_per_sample, settings, device)
+              for s in streams]
+    plan = Plan(_sizes(streams, settings, alpha_check), chunks)
+    budget = settings.time_budget
+    piloted = all(s.pilot for s in streams)
+    if (budget is None and not timed) or (budget is None and not piloted):
         return plan
-    cap = (0.1 * request.time_budget if request.time_budget else 5.0) / max(len(streams), 1)
-    plan.rates = [pilot(s.draw, i, seed, device, chunks[i], cap, key_type) for i, s in enumerate(streams)]
-    if request.time_budget is not None:
+    plan.deadline = None if budget is None else started + budget * (1 - EVALUATION_SHARE)
+    if not piloted:  # no rates: an equal share of the time each, n up to max_n
+        left = budget * (1 - EVALUATION_SHARE) - (time.perf_counter() - started)
+        plan.shares = [max(left, 0.0) / len(streams)] * len(streams)
+        return plan
+    cap = (0.1 * budget if budget else 5.0) / max(len(streams), 1)
+    plan.rates = [pilot(s.draw, i, settings.seed, device, chunks[i], cap, key_type) for i, s in enumerate(streams)]
+    if budget is not None:
         # The pilot decides how the time is shared (every stream reaching about the same TV); each
-        # stream then samples until its share of the time is spent (or max_n), so the budget is
+        # stream then samples until its share of the time is spent (or its n), so the budget is
         # spent even when the pilot, timed on small chunks, underestimates the throughput.
-        left = request.time_budget * (1 - EVALUATION_SHARE) - (time.perf_counter() - started)
-        plan.estimates = allocate([s.laws for s in streams], plan.rates, max(left, 0.0), request.max_n, alpha_check)
+        left = budget * (1 - EVALUATION_SHARE) - (time.perf_counter() - started)
+        estimates = allocate([s.laws for s in streams], plan.rates, max(left, 0.0), settings.max_n, alpha_check)
+        plan.estimates = [min(e, size) for e, size in zip(estimates, plan.sizes)]
         plan.shares = [n / r for n, r in zip(plan.estimates, plan.rates)]
-        plan.chunks = [max(1, min(c, int(r * 0.02 * request.time_budget))) for c, r in zip(chunks, plan.rates)]
-        plan.deadline = started + request.time_budget * (1 - EVALUATION_SHARE)
+        plan.chunks = [max(1, min(c, int(r * 0.02 * budget))) for c, r in zip(chunks, plan.rates)]
     return plan

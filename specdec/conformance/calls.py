@@ -1,4 +1,4 @@
-"""Calling the subject under test: a subject that misbehaves gets an ERROR verdict, not a traceback.
+"""Calls of the subject under test: a subject that misbehaves gets an ERROR verdict, not a traceback.
 
 A check calls its subject (a verifier, a decoder, an engine behind a Protocol) many times.  Real
 subjects crash on some settings, hang, or return what their Protocol does not allow.  Every call
@@ -24,9 +24,9 @@ import time
 from dataclasses import asdict, dataclass
 from typing import Callable
 
-from ..protocols import ContractError
+from ..errors import ContractError, SubjectError
+from ..settings import DEFAULT_CALL_TIMEOUT
 
-DEFAULT_CALL_TIMEOUT = 600.0  # seconds per call of the subject; a chunk of a CPU check takes a few
 
 
 @dataclass(frozen=True)
@@ -44,14 +44,6 @@ class SubjectFailure:
 
     def to_dict(self) -> dict:
         return asdict(self)
-
-
-class SubjectError(Exception):
-    """Raised by a guarded call; carries the :class:`SubjectFailure`."""
-
-    def __init__(self, failure: SubjectFailure) -> None:
-        super().__init__(failure.line())
-        self.failure = failure
 
 
 def last_line(error: BaseException) -> str:

@@ -1,11 +1,12 @@
-"""Probability vectors and count vectors given as lists, arrays or tensors (see :mod:`specdec._checks`)."""
+"""Probability vectors and count vectors given as lists, arrays or tensors (see :mod:`specdec._validation`)."""
 
 from __future__ import annotations
 
 import numpy as np
 import torch
 
-from .scalars import INT64_MAX, sum_tolerance
+from .dtypes import sum_tolerance
+from .scalars import INT64_MAX
 from .tensors import first_index
 
 def as_law(name: str, values, *, ndim: int | None = None, sum_tol: float | None = None) -> torch.Tensor:

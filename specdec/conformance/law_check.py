@@ -7,7 +7,8 @@ decoder's first token) and compare it with an exact law they computed::
     check = check_law(outcome_ids, law, name="...", budget=budget)
     assert check.passed, check.describe()
 
-It goes through the same pieces as the engine: the budget's allotment, pooled
+It goes through the same pieces as the engine: the budget's allotment and the judge
+(:func:`specdec.conformance.engine.allot`, :func:`~specdec.conformance.engine.judge`), pooled
 Pearson / Monte-Carlo test, detectable TV on the pooled bins, breakdown on failure.
 """
 
@@ -16,9 +17,10 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from .._checks import as_float, as_law
+from .._validation import as_float, as_law
 from .budget import ErrorBudget
 from .checks import Check, gof_check
+from .engine import allot, judge
 
 
 def _ids(outcomes) -> np.ndarray:
@@ -39,16 +41,11 @@ def check_law(outcomes, law, *, name: str, budget: ErrorBudget | None = None, al
     law = as_law("law", law, ndim=1).numpy()
     if (budget is None) == (alpha is None):
         raise ValueError("give exactly one of budget (a run's ErrorBudget) or alpha")
-    if budget is not None:
-        entry = budget.allot(1, name)
-        level = entry.alpha
-    else:
-        entry, level = None, as_float("alpha", alpha, minimum=0.0, maximum=1.0, low_open=True, high_open=True)
+    if alpha is not None:
+        alpha = as_float("alpha", alpha, minimum=0.0, maximum=1.0, low_open=True, high_open=True)
+    entry, level = allot(budget, 1, name, alpha)
     ids = _ids(outcomes)
     invalid = (ids < 0) | (ids >= law.size)
     counts = np.bincount(np.where(invalid, law.size, ids), minlength=law.size + 1)
     check = gof_check(name, "law", sees, counts, law, alpha=level)
-    check.passed = check.pvalue > level
-    if entry is not None:
-        entry.checks.append(check)
-    return check
+    return judge([check], level, entry)[0]

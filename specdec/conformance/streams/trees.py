@@ -1,4 +1,4 @@
-"""The driver of a tree verifier (:class:`specdec.protocols.TreeVerifier`) on a :class:`TreeCase`.
+"""The stream of a tree verifier (:class:`specdec.protocols.TreeVerifier`) on a :class:`TreeCase`.
 
 Each step builds the case's draft tree for every row where the row's context is: a node's children
 are i.i.d. draws from its draft row (torch's ``multinomial``, independent of our verifier) or the
@@ -13,14 +13,14 @@ from __future__ import annotations
 
 import torch
 
-from ..laws.chain import prefix_offset
-from ..laws.tree import tree_shape
-from ..verify.result import read_verification
-from .cases import SEES_MULTIDRAFT_ACCEPTANCE, SEES_TREE, TreeCase, exact_law
-from .checks import acceptance_check
-from .drivers import Emission, sequence_check
-from .engine import ChunkKey, Stream
-from .subject import CallGuard
+from ...laws.chain import prefix_offset
+from ...laws.tree import tree_shape
+from ...verify.result import read_verification
+from ..calls import CallGuard
+from ..cases import SEES_MULTIDRAFT_ACCEPTANCE, SEES_TREE, TreeCase, exact_law
+from ..checks import acceptance_check
+from ..engine import ChunkKey, Stream, count_stream
+from .chains import Emission, sequence_check
 
 
 def _build_trees(case: TreeCase, shape, tables, sampler, start, codes, generator):
@@ -81,5 +81,5 @@ def tree_stream(verifier, case: TreeCase, device: torch.device, *, guard: CallGu
         return [check, acceptance]
 
     per_sample = length * shape.num_nodes * (2 * vocab + 4)
-    return Stream(case.name, [law], 2, per_sample, [vocab**length + 1, 3], draw, evaluate)
+    return count_stream(case.name, [law], 2, per_sample, [vocab**length + 1, 3], draw, evaluate)
 
