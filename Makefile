@@ -113,11 +113,11 @@ bench-load: $(VENV)/.installed
 bench-length: $(VENV)/.installed
 	HF_HUB_OFFLINE=1 $(PY) -m specdec bench run specdec.bench.reference:smollm2_lookup $(RUN_LEN) --storage .benchmarks/length --latest .benchmarks/length/ours
 bench-vllm: $(PEERS_VENV)/.installed
-	HF_HUB_OFFLINE=1 $(PEERS_PY) -m specdec bench run specdec.adapters.vllm_bench:ngram $(RUN_MIX) --storage .benchmarks/vllm-mix --latest .benchmarks/mix/vllm
-	HF_HUB_OFFLINE=1 $(PEERS_PY) -m specdec bench run specdec.adapters.vllm_bench:ngram $(RUN_LOAD) --storage .benchmarks/vllm-load --latest .benchmarks/load/vllm
-	HF_HUB_OFFLINE=1 $(PEERS_PY) -m specdec bench run specdec.adapters.vllm_bench:ngram $(RUN_LEN) --storage .benchmarks/vllm-length --latest .benchmarks/length/vllm
+	HF_HUB_OFFLINE=1 $(PEERS_PY) -m specdec bench run specdec.adapters.vllm.server_subjects:ngram $(RUN_MIX) --storage .benchmarks/vllm-mix --latest .benchmarks/mix/vllm
+	HF_HUB_OFFLINE=1 $(PEERS_PY) -m specdec bench run specdec.adapters.vllm.server_subjects:ngram $(RUN_LOAD) --storage .benchmarks/vllm-load --latest .benchmarks/load/vllm
+	HF_HUB_OFFLINE=1 $(PEERS_PY) -m specdec bench run specdec.adapters.vllm.server_subjects:ngram $(RUN_LEN) --storage .benchmarks/vllm-length --latest .benchmarks/length/vllm
 bench-llama: $(LLAMA_VENV)/.installed
-	HF_HUB_OFFLINE=1 $(LLAMA_PY) -m specdec bench run specdec.adapters.llama_cpp_bench:prompt_lookup $(RUN_MIX) --storage .benchmarks/llama-mix --latest .benchmarks/mix/llama
+	HF_HUB_OFFLINE=1 $(LLAMA_PY) -m specdec bench run specdec.adapters.llama_cpp.lookup_subjects:prompt_lookup $(RUN_MIX) --storage .benchmarks/llama-mix --latest .benchmarks/mix/llama
 
 clean:
 	rm -rf $(VENV) $(PEERS_VENV) $(LLAMA_VENV) .pytest_cache .hypothesis .benchmarks .peers

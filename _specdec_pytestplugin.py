@@ -74,7 +74,7 @@ def pytest_addoption(parser):
         help="seconds of sampling per specdec_report check, instead of planning n for --specdec-tv",
     )
     group.addoption("--specdec-device", default=None, help="device of specdec_report's checks (default: cuda when available)")
-    group.addoption("--specdec-bench-plan", default=None, help="JSON plan of specdec bench run (specdec.bench.plan.BenchPlan)")
+    group.addoption("--specdec-bench-plan", default=None, help="JSON plan of specdec bench run (specdec.bench.run_plan.BenchPlan)")
     group.addoption("--specdec-bench-latest", default=".benchmarks/latest",
                     help="folder for the specdec_bench rows of the run (rows.json, table.md). Default: %(default)r")
 
@@ -201,7 +201,7 @@ def _bench_summary(terminalreporter, config) -> None:
     from pathlib import Path
 
     from specdec.bench.latest import write_rows, write_table
-    from specdec.bench.subject_tables import subject_report
+    from specdec.bench.tables import subject_report
 
     terminalreporter.section("specdec bench: speculative vs its autoregressive twin (one run)")
     terminalreporter.write_line(subject_report(session.rows))

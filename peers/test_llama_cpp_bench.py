@@ -1,4 +1,4 @@
-"""``specdec bench run`` on llama.cpp's prompt lookup (``specdec.adapters.llama_cpp_bench:prompt_lookup``, issue 22).
+"""``specdec bench run`` on llama.cpp's prompt lookup (``specdec.adapters.llama_cpp.lookup_subjects:prompt_lookup``, issue 22).
 
 Runs in ``.venv-llama`` (``make peers``; the bench's prompts need transformers' tokenizer there).  One
 subprocess, as a user runs it: K = 4 against the same engine without a draft, on the retrieval and qa kinds,
@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-SUBJECT = "specdec.adapters.llama_cpp_bench:prompt_lookup"
+SUBJECT = "specdec.adapters.llama_cpp.lookup_subjects:prompt_lookup"
 
 
 @pytest.fixture(scope="module")

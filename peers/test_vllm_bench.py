@@ -1,4 +1,4 @@
-"""``specdec bench run specdec.adapters.vllm_bench:ngram``: vLLM 0.32's OpenAI server (CPU build) as a
+"""``specdec bench run specdec.adapters.vllm.server_subjects:ngram``: vLLM 0.32's OpenAI server (CPU build) as a
 benchmark subject, n-gram speculation against the same server without it (issue 22).
 
 One ``specdec bench run`` process (module fixture) measures two cases with the servers it starts
@@ -22,12 +22,12 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-SUBJECT = "specdec.adapters.vllm_bench:ngram"
+SUBJECT = "specdec.adapters.vllm.server_subjects:ngram"
 ARGS = ["--k", "4", "--kinds", "retrieval", "--batch", "4", "--mix-prompts", "8", "--rounds", "1", "--new-tokens", "8"]
 
 
 def _servers() -> list[str]:
-    """Command lines of vLLM servers on SmolLM2 started by specdec.adapters.vllm_bench (its served name)."""
+    """Command lines of vLLM servers on SmolLM2 started by specdec.adapters.vllm.server_subjects (its served name)."""
     listing = subprocess.run(["ps", "-eo", "pid=,args="], capture_output=True, text=True).stdout
     return [line for line in listing.splitlines() if "vllm.entrypoints.openai.api_server" in line and "--served-model-name smollm2 " in line
             and "--no-enable-prefix-caching" in line]

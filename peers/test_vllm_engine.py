@@ -122,7 +122,7 @@ LOGIT_SCRIPT = r"""
 import json, os, sys
 import torch
 from fixtures import vllm_subjects as s
-from specdec.adapters.vllm_engine import VLLMDecoder
+from specdec.adapters.vllm.offline import VLLMDecoder
 from specdec.decoding.models import load_smollm2
 from specdec.warpers import warped_probs
 engine = VLLMDecoder(s.smollm2_dir(), sampling=s.SAMPLING, engine_args=dict(s.ENGINE, max_logprobs=-1, logprobs_mode="raw_logits"))

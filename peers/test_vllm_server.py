@@ -1,5 +1,5 @@
 """vLLM 0.32's OpenAI server on SmolLM2-135M (CPU build), checked over HTTP through
-specdec.adapters.openai_server: the whole serving stack - HTTP, request batching, the engine core
+specdec.adapters.openai.client: the whole serving stack - HTTP, request batching, the engine core
 in its own processes - as a subject, speculation on against speculation off (``specdec.check_ab``).
 
 Three servers start side by side (module fixture; each a :class:`ServerProcess`, stopped whatever
@@ -33,8 +33,9 @@ import pytest
 
 import specdec as sd
 from fixtures import vllm_server, vllm_subjects
-from specdec.adapters.openai_server import OpenAICompletionsDecoder
-from specdec.adapters.server_process import ServerProcess, free_port, vllm_server_argv
+from specdec.adapters.openai.client import OpenAICompletionsDecoder
+from specdec.adapters.openai.process import ServerProcess, free_port
+from specdec.adapters.vllm.server import vllm_server_argv
 from specdec.decoding.models import smollm2_dir
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -25,7 +25,7 @@ import torch
 
 from perf.harness import (CUDA_STATIC_GRID, FULL_PEER_GRID, KINDS, PEER_GRID, STATIC_GRID, STATIC_KINDS, Plan, Workbench,
                           default_grid, full_grid)
-from specdec.bench.prompts import PROMPTS
+from specdec.workload.prompts import PROMPTS
 
 ROWS_KEY = pytest.StashKey[list]()
 PEERS_KEY = pytest.StashKey[dict]()
@@ -132,7 +132,7 @@ def pytest_terminal_summary(terminalreporter, config):
     if not rows:
         return
     from specdec.bench.latest import write_rows, write_table
-    from specdec.bench.rows import choosing_k, format_choosing_k, format_peer_rates, format_table
+    from specdec.bench.tables import choosing_k, format_choosing_k, format_peer_rates, format_table
 
     peers = config.stash.get(PEERS_KEY, {})
     for row in rows:

@@ -21,7 +21,7 @@ from specdec.bench.breakdown import step_breakdown
 from specdec.bench.clock import StepClock, pin_threads, timed
 from specdec.bench.costs import StepCosts, calibrate
 from specdec.bench.memory import PeakMemory
-from specdec.bench.prompts import KINDS, PROMPTS, prompt_ids
+from specdec.workload.prompts import KINDS, PROMPTS, prompt_ids
 from specdec.bench.rows import Round
 from specdec.decoding import AdaptiveDraftLength, ModelDraft, NgramDraft, StaticKVCache, generate
 from specdec.warpers import SamplingConfig

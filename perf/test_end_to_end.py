@@ -26,18 +26,18 @@ def measure(benchmark, workbench, plan, config, kind):
     costs = workbench.costs(config.cost_key, plan.rounds)  # first use of a cost key warms its path up (and captures its graphs)
     draft_length = workbench.draft_length(config, plan.rounds)
     rounds: list[Round] = []
-    baseline_ttft: list[float] = []
     pending: dict = {}
 
     def autoregressive():  # untimed by pytest-benchmark: the round's baseline
         seconds, peak, results, clocks = run_side(workbench, prompts, config, plan)
-        pending.update(seconds=seconds, peak=peak, tokens=[r.tokens[0] for r in results])
-        baseline_ttft.extend(c.ttft for c in clocks)
+        pending.update(seconds=seconds, peak=peak, tokens=[r.tokens[0] for r in results], ttft=[c.ttft for c in clocks])
 
     def speculative():  # timed by pytest-benchmark
         seconds, peak, results, clocks = run_side(workbench, prompts, config, plan, draft_length)
-        rounds.append(Round(pending["seconds"], seconds, pending["peak"], peak, _steps(results),
-                            [c.ttft for c in clocks], [g for c in clocks for g in c.inter_token_latencies]))
+        per_prompt = [_steps([result]) for result in results]
+        rounds.append(Round(pending["seconds"], seconds, pending["peak"], peak, [s for steps in per_prompt for s in steps],
+                            [c.ttft for c in clocks], [g for c in clocks for g in c.inter_token_latencies],
+                            baseline_ttft=pending["ttft"], call_steps=per_prompt))
         pending["speculative_tokens"] = [r.tokens[0] for r in results]
 
     benchmark.pedantic(speculative, setup=autoregressive, rounds=plan.rounds, iterations=1, warmup_rounds=0)
@@ -45,7 +45,7 @@ def measure(benchmark, workbench, plan, config, kind):
         assert [len(t) for t in tokens] == [plan.new_tokens] * len(prompts), "both sides must stop at new_tokens"
     if config.temperature == 0:
         assert pending["speculative_tokens"] == pending["tokens"], f"{config.name} on {kind}: greedy outputs differ"
-    row = summarise(config.name, kind, rounds, costs, baseline_ttft=baseline_ttft, generated_tokens=len(prompts) * plan.new_tokens)
+    row = summarise(config.name, kind, rounds, costs, generated_tokens=len(prompts) * plan.new_tokens)
     row.breakdown = breakdown_run(workbench, prompts[0], config, plan, draft_length)  # one extra untimed run
     return row
 

@@ -25,7 +25,8 @@ from specdec.bench.costs import StepCosts, calibrate
 from specdec.bench.gate import compare_runs, ratio_interval
 from specdec.bench.history import Run, load_history, load_run
 from specdec.bench.memory import PeakMemory
-from specdec.bench.rows import Round, choosing_k, format_peer_rates, format_table, split_configuration, summarise
+from specdec.bench.rows import Round, summarise
+from specdec.bench.tables import choosing_k, format_peer_rates, format_table, split_configuration
 from specdec.decoding import AdaptiveDraftLength, FixedDraftLength, ModelDraft, generate
 from specdec.warpers import SamplingConfig
 
@@ -175,8 +176,9 @@ def _costs():
 
 def test_a_row_puts_f23_beside_the_paired_ratios():
     steps = [(4, 4), (4, 1), (4, 4), (4, 0)]  # accepted 9 of 11 verified
-    rounds = [Round(2.0, 1.0, 100, 150, steps, [0.2], [0.1, 0.0, 0.3]), Round(2.2, 1.0, 100, 130, steps, [0.25], [0.1])]
-    row = summarise("lookup-n3-K4-greedy", "qa", rounds, _costs(), baseline_ttft=[0.1, 0.12])
+    rounds = [Round(2.0, 1.0, 100, 150, steps, [0.2], [0.1, 0.0, 0.3], baseline_ttft=[0.1]),
+              Round(2.2, 1.0, 100, 130, steps, [0.25], [0.1], baseline_ttft=[0.12])]
+    row = summarise("lookup-n3-K4-greedy", "qa", rounds, _costs())
     assert row.ratios == [2.0, 2.2] and row.speedup["median"] == pytest.approx(2.1)
     assert row.acceptance == pytest.approx(9 / 11)
     assert row.tokens_per_step == pytest.approx((5 + 2 + 5 + 1) / 4)
@@ -327,7 +329,7 @@ def test_gate_cli_exit_status(tmp_path, capsys):
 
 def test_plots_render(tmp_path):
     pytest.importorskip("matplotlib")
-    from specdec.bench.plots import plot_history, plot_speedup_vs_k
+    from specdec.plots import plot_history, plot_speedup_vs_k
 
     rows = []
     for kind in ("qa", "retrieval"):

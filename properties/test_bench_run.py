@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from specdec.bench.paired import PairedRounds
-from specdec.bench.plan import BenchPlan
-from specdec.bench.subject import SubjectPair, resolve_subject
+from specdec.bench.run_plan import BenchPlan
+from specdec.bench.pairs import SubjectPair, resolve_subject
 
 TOY = textwrap.dedent('''
     import time
@@ -62,7 +62,7 @@ TOY = textwrap.dedent('''
 
 FIXTURE_TEST = textwrap.dedent('''
     from toy_engine import toy
-    from specdec.bench.subject import resolve_subject
+    from specdec.bench.pairs import resolve_subject
 
 
     def test_toy(specdec_bench):
@@ -198,7 +198,7 @@ def test_the_pytest_fixture_form(toy_module):
 
 @pytest.mark.parametrize("alpha, k", [(0.0, 4), (0.3, 2), (0.8, 8), (0.95, 4)])
 def test_implied_acceptance_inverts_f22(alpha, k):
-    from specdec.bench.paired import implied_acceptance
+    from specdec.laws.speedup import implied_acceptance
 
     length = sum(alpha ** i for i in range(k + 1))  # F22: E[T] = (1 - a^(K+1)) / (1 - a)
     assert implied_acceptance(length, k) == pytest.approx(alpha, abs=1e-9)
@@ -215,7 +215,7 @@ def test_costs_of_a_batch_step_on_a_tiny_target():
 
 
 def test_best_k_per_batch_reads_the_load_rows():
-    from specdec.bench.subject_tables import best_k_per_batch, subject_report
+    from specdec.bench.tables import best_k_per_batch, subject_report
 
     def row(k, batch, speedup, optimal_k):
         return {"configuration": f"s-K{k}-B{batch}", "kind": "mix", "subject": "s", "batch": batch, "speedup": {"median": speedup, "min": speedup, "max": speedup},

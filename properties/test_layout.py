@@ -20,8 +20,10 @@ LAYERS = [
     {"specdec.laws", "specdec.stats"},
     {"specdec.verify"},
     {"specdec.schemes"},
-    {"specdec.decoding", "specdec.strategies"},
-    {"specdec.conformance", "specdec.adapters", "specdec.plotting", "specdec.bench"},
+    {"specdec.decoding", "specdec.strategies", "specdec.workload"},
+    {"specdec.adapters"},
+    {"specdec.conformance"},
+    {"specdec.bench", "specdec.plots"},
     {"specdec.cli", "specdec.__main__"},
 ]
 

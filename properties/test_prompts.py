@@ -11,9 +11,9 @@ import pytest
 
 import fixtures.prompts
 from fixtures.models import smollm2
-from specdec.bench import prompts
-from specdec.bench.corpus import PASSAGES
-from specdec.bench.prompts import KINDS, LENGTH_BUCKETS, LENGTH_TOLERANCE, PROMPTS, length_prompts, prompt_ids
+from specdec.workload import prompts
+from specdec.workload.corpus import PASSAGES
+from specdec.workload.prompts import KINDS, LENGTH_BUCKETS, LENGTH_TOLERANCE, PROMPTS, length_prompts, prompt_ids
 
 # sha256 of json.dumps(PROMPTS[kind][:6]), computed from fixtures/prompts.py before the set grew:
 # benchmark history compares seeded metrics of these prompts.

@@ -1,4 +1,4 @@
-"""ServerProcess (specdec.adapters.server_process): a server subprocess is stopped, by its process id,
+"""ServerProcess (specdec.adapters.openai.process): a server subprocess is stopped, by its process id,
 on every exit path - normal exit, an exception, a failed startup, Ctrl-C and SIGTERM of the process
 running a check, and the death of that process.  The server is fixtures/fake_server.py, run as a
 process; after each path the server's PID must no longer exist."""
@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from specdec.adapters.server_process import ServerProcess, ServerStartError, free_port, vllm_server_argv
+from specdec.adapters.openai.process import ServerProcess, ServerStartError, free_port
+from specdec.adapters.vllm.server import vllm_server_argv
 
 ROOT = Path(__file__).resolve().parent.parent
 ENV = {"PYTHONPATH": str(ROOT)}
@@ -91,8 +92,8 @@ CHILD = textwrap.dedent("""
     import sys
     import specdec as sd
     from fixtures.fake_server import MODEL, target_law
-    from specdec.adapters.openai_server import OpenAICompletionsDecoder
-    from specdec.adapters.server_process import ServerProcess, free_port
+    from specdec.adapters.openai.client import OpenAICompletionsDecoder
+    from specdec.adapters.openai.process import ServerProcess, free_port
 
     # Ctrl-C as a terminal delivers it: a shell's background job (a CI runner's, say) starts with SIGINT
     # ignored, and Python then installs no KeyboardInterrupt handler.
@@ -138,7 +139,7 @@ def test_the_server_dies_with_a_killed_parent(tmp_path):
     """SIGKILL leaves no handler to run: the server gets SIGTERM from the kernel (PR_SET_PDEATHSIG)."""
     script = textwrap.dedent("""
         import sys, time
-        from specdec.adapters.server_process import ServerProcess, free_port
+        from specdec.adapters.openai.process import ServerProcess, free_port
 
         port = free_port()
         with ServerProcess([sys.executable, "-m", "fixtures.fake_server", "--port", str(port)], port=port, log_path=sys.argv[1]) as server:

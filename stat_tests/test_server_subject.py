@@ -1,4 +1,4 @@
-"""A running OpenAI-compatible server as a subject (specdec.adapters.openai_server), against the fake
+"""A running OpenAI-compatible server as a subject (specdec.adapters.openai.client), against the fake
 server of fixtures/fake_server.py, whose exact law is known (a first-order Markov law over V = 6).
 
 The correct fake PASSes under the run's error budget, with the server's speculation counters in the
@@ -16,8 +16,9 @@ import pytest
 
 import specdec as sd
 from fixtures.fake_server import EOS, MODEL, FakeServer, sample, target_law
-from specdec.adapters.openai_server import OpenAICompletionsDecoder, ServerRequestError, parse_counters, request_seeds
-from specdec.adapters.server_process import free_port
+from specdec.adapters.openai.client import OpenAICompletionsDecoder, ServerRequestError, parse_counters, request_seeds
+from specdec.adapters.openai.process import free_port
+from specdec.adapters.openai.wire import read_choices
 
 PROMPTS = [[1, 2, 0], [3, 4, 2]]  # different last tokens: different laws of the next two tokens
 
@@ -161,13 +162,13 @@ def test_a_wrong_number_of_choices_names_the_request():
         request = decoder.plan([[1, 2]] * 3, 0)[0]
         body = json.dumps({"choices": [{"index": 0, "token_ids": [1]}]}).encode()
         with pytest.raises(ServerRequestError, match=r"1 choices for n=3: "):
-            decoder._tokens(request, body, 200, "request 1 of 1")
+            read_choices(request, body, 200, "request 1 of 1")
         body = json.dumps({"choices": [{"index": i, "token_ids": [1, "2"]} for i in range(3)]}).encode()
         with pytest.raises(ServerRequestError, match=r"token_ids is missing or not a list of token ids"):
-            decoder._tokens(request, body, 200, "request 1 of 1")
+            read_choices(request, body, 200, "request 1 of 1")
         body = json.dumps({"choices": [{"index": i, "token_ids": [1], "prompt_token_ids": [9]} for i in range(3)]}).encode()
         with pytest.raises(ServerRequestError, match=r"is not the prompt sent"):
-            decoder._tokens(request, body, 200, "request 1 of 1")
+            read_choices(request, body, 200, "request 1 of 1")
 
 
 def test_the_cli_checks_a_server_against_a_law_and_two_servers_against_each_other(tmp_path, specdec_budget):

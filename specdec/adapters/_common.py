@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import torch
 
 from .._validation import as_pad_id, check_generator
@@ -61,3 +62,10 @@ def require_version(adapter: str, distributions: tuple[str, ...], supported: tup
         raise PeerVersionError(f"{adapter} supports {distributions[0]} {wanted}; installed: {name} {version} "
                                "(not tested on it; it does not guess another version's contract)")
     return version
+
+
+def request_seeds(seed: int, count: int) -> list[int]:
+    """``count`` independent 63-bit seeds derived from ``seed`` (numpy's SeedSequence): one per request or
+    row of a call, so rows are independent draws and a call is reproducible (vLLM's engine, llama.cpp)."""
+    state = np.random.SeedSequence(int(seed)).generate_state(max(count, 1), dtype=np.uint64)[:count]
+    return [int(x) >> 1 for x in state]

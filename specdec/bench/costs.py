@@ -10,11 +10,11 @@ verify term v(K) = T_target(K + 1) / T_target(1) and rho = T_draft(1) / T_target
 from __future__ import annotations
 
 import statistics
-from dataclasses import dataclass
 
 import torch
 
 from .._validation import as_int
+from ..laws.speedup import StepCosts  # noqa: F401 - re-exported: calibrate returns it
 from .clock import timed
 
 
@@ -57,25 +57,6 @@ def lookup_cost(draft, context: list[int], num_tokens: int, *, rounds: int = 5, 
     draft.start(contexts, sampling=None, prob_dtype=torch.float32, device=torch.device("cpu"))
     times = [timed(lambda: draft.propose(contexts, num_tokens, None), torch.device("cpu"))[0] for _ in range(rounds + 1)]
     return statistics.median(times[1:])
-
-
-@dataclass(frozen=True)
-class StepCosts:
-    """T_target(K + 1) for K = 0..max_k and the draft's seconds per drafted token, from one calibration."""
-
-    target_seconds: dict[int, float]  # K -> one target pass over K + 1 tokens
-    draft_seconds_per_token: float
-
-    @property
-    def verify_cost_ratios(self) -> list[float]:
-        """v(K) = T_target(K + 1) / T_target(1), K = 0..max_k."""
-        one = self.target_seconds[0]
-        return [self.target_seconds[k] / one for k in range(len(self.target_seconds))]
-
-    @property
-    def draft_step_ratio(self) -> float:
-        """rho = T_draft / T_target(1) per drafted token."""
-        return self.draft_seconds_per_token / self.target_seconds[0]
 
 
 def calibrate(target, context: list[int], max_k: int, *, draft_model=None, draft_lookup=None, rounds: int = 5,

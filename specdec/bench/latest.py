@@ -18,7 +18,7 @@ from pathlib import Path
 
 from .._io import atomic_write_text
 from .files import BenchFileError, Checker, read_json
-from .rows import format_table
+from .tables import format_table
 
 # What `specdec bench plot` reads from every row; a row without one of them is refused by name.
 REQUIRED = ("configuration", "kind", "speedup", "predicted", "mean_draft_tokens")

@@ -1,4 +1,4 @@
-"""Paired rounds of a :class:`~specdec.bench.subject.BenchSubject` on one prompt set (issue 22).
+"""Paired rounds of a :class:`~specdec.bench.pairs.BenchSubject` on one prompt set (issue 22).
 
 A round decodes the prompts with the autoregressive twin and then with the speculative decoder,
 ``batch`` prompts per call (``batch`` requests in flight: a ragged batch for our loop, B requests
@@ -19,28 +19,28 @@ counts (:class:`specdec.protocols.SpeculationCounter`: drafts, draft tokens, acc
 vLLM and llama.cpp do) gives the draft utilisation (accepted / drafted) and the acceptance length
 (tokens per verify step), not the acceptance rate.  F23's prediction then takes the measured
 acceptance length as its numerator; F24's K* takes the acceptance that length implies under F23's
-i.i.d. model (:func:`implied_acceptance`).  The row's ``predicted`` is F23 end to end: the twin's
-one-token calls over its whole calls are the share both sides pay alike (the prefill and the call's
-setup; docs/reference.md §6), and ``predicted_decode`` is F23 alone.  With ``batch = 1`` every
-prompt is a call, so the row's spreads are over prompts.
+i.i.d. model (:func:`specdec.laws.speedup.implied_acceptance`).  The row's ``predicted`` is F23 end to
+end: the twin's one-token calls over its whole calls are the share both sides pay alike (the prefill and
+the call's setup; docs/reference.md §6), and ``predicted_decode`` is F23 alone.  With ``batch = 1`` every
+prompt is a call, so the row's spreads are over prompts.  Each round becomes one
+:class:`specdec.bench.rows.Round` and the row comes from :func:`specdec.bench.rows.summarise`, as
+``make bench``'s rows do.
 """
 
 from __future__ import annotations
 
-import statistics
 from dataclasses import dataclass, field
 
-import numpy as np
 import torch
 
-from .. import metrics
 from .._validation import as_int, as_seed
-from ..laws.speedup import end_to_end_speedup, optimal_draft_length, predicted_speedup
-from .clock import spread, timed
+from ..conformance.decoder_output import speculation_delta, speculation_of
+from ..protocols import StepRecorder
+from .clock import timed
 from .memory import PeakMemory
-from .rows import MIB, prefill_share
+from .rows import NO_COSTS, Round, summarise  # noqa: F401 - NO_COSTS re-exported
 
-NO_COSTS = "ideal"  # F23 with rho = 0 and v(K) = 1: what speculation could give at the measured acceptance
+__all__ = ["Pass", "PairedRounds"]
 
 
 @dataclass
@@ -69,23 +69,9 @@ class _Unknown:
 
 def _steps(decoder) -> list[tuple[int, int]] | None:
     """(K, accepted) of every row-step of the decoder's last call, when it records them (a StepRecorder)."""
-    from ..protocols import StepRecorder
-
     if not isinstance(decoder, StepRecorder):
         return None
     return [(int(k), int(a)) for _, k, a in decoder.last_steps()]  # K = 0 steps too: F23 counts their cost
-
-
-def _counts(decoder):
-    from ..conformance.decoder_output import speculation_of
-
-    return speculation_of(decoder)
-
-
-def _delta(before, after):
-    from ..conformance.decoder_output import speculation_delta
-
-    return speculation_delta(before, after)
 
 
 @dataclass
@@ -124,9 +110,9 @@ class PairedRounds:
         remote = getattr(decoder, "runs_in_process", True) is False  # a server: its memory is not this process's
         with (_Unknown() if remote else PeakMemory(self.device)) as memory:
             for seed, prompts in self.calls:
-                before = _counts(decoder)
+                before = speculation_of(decoder)
                 seconds, out = timed(lambda: decoder(prompts, length, seed), self.device)
-                speculation.append(_delta(before, _counts(decoder)))
+                speculation.append(speculation_delta(before, speculation_of(decoder)))
                 steps.append(_steps(decoder))
                 if not isinstance(out, (list, tuple)) or len(out) != len(prompts):
                     raise TypeError(f"the decoder returned {type(out).__name__} of length "
@@ -165,147 +151,26 @@ class PairedRounds:
                 raise AssertionError(f"the {side} side generated {lengths} tokens per prompt, not {self.new_tokens}: "
                                      "the pair must generate exactly new_tokens (ignore EOS) for its speedup to mean anything")
 
+    def round(self, index: int) -> Round:
+        """Round ``index`` as :func:`specdec.bench.rows.summarise` reads it: whole seconds, peaks, the speculative
+        side's steps and counters per call, and latency from whole calls (TTFT: a one-token call; ITL:
+        (T(L) - T(1)) / (L - 1) per call), on both sides alike."""
+        measured = self.rounds[index]
+        spec, base = measured["speculative"], measured["baseline"]
+        first, base_first = measured.get("speculative_first"), measured.get("baseline_first")
+        return Round(base.seconds, spec.seconds, base.peak_bytes, spec.peak_bytes,
+                     steps=[s for call in spec.steps if call for s in call],
+                     ttft=[] if first is None else list(first.call_seconds),
+                     inter_token=[] if first is None else [(full - one) / (self.new_tokens - 1)
+                                                           for full, one in zip(spec.call_seconds, first.call_seconds)],
+                     baseline_ttft=[] if base_first is None else list(base_first.call_seconds),
+                     call_steps=list(spec.steps), speculation=list(spec.speculation))
+
     def row(self, configuration: str, kind: str, *, costs=None) -> dict:
-        """The row of the rounds so far (see :mod:`specdec.bench.rows` for the shared fields)."""
+        """The row of the rounds so far (:class:`specdec.bench.rows.Row` as a dict, with the subject's fields)."""
         if not self.rounds:
             raise ValueError("row needs at least one round")
-        return subject_row(self, configuration, kind, costs=costs)
-
-
-def _call_metrics(spec: dict | None, steps: list[tuple[int, int]] | None) -> dict:
-    """One call's acceptance (§6, from its steps), draft utilisation and acceptance length (either source)."""
-    out = {"acceptance": None, "draft_utilisation": None, "acceptance_length": None}
-    verified = [(k, a) for k, a in steps or () if k]  # steps that drafted (a lookup may find nothing)
-    if verified:
-        drafted = [k for k, _ in verified]
-        accepted = [a for _, a in verified]
-        out["acceptance"] = metrics.acceptance_rate(accepted, drafted)
-        out["draft_utilisation"] = metrics.draft_utilisation(accepted, drafted)
-        out["acceptance_length"] = metrics.mean_tokens_per_step([a + 1 for a in accepted])
-    elif spec and spec.get("draft_tokens") and spec.get("drafts"):
-        out["draft_utilisation"] = spec["accepted_tokens"] / spec["draft_tokens"]
-        out["acceptance_length"] = (spec["accepted_tokens"] + spec["drafts"]) / spec["drafts"]
-    return out
-
-
-def _pooled(speculation: list[dict | None]) -> dict | None:
-    known = [s for s in speculation if s]
-    if not known:
-        return None
-    return {key: sum(int(s.get(key, 0)) for s in known) for key in ("drafts", "draft_tokens", "accepted_tokens")}
-
-
-def implied_acceptance(acceptance_length: float, k: int) -> float:
-    """The alpha whose F23 expectation (1 - alpha^(K+1)) / (1 - alpha) equals ``acceptance_length`` at draft
-    length ``k`` (bisection): what a subject that only counts tokens implies under F23's i.i.d. model."""
-    target = min(max(float(acceptance_length), 1.0), k + 1.0)
-    low, high = 0.0, 1.0
-    for _ in range(60):
-        mid = (low + high) / 2
-        if sum(mid ** i for i in range(k + 1)) < target:
-            low = mid
-        else:
-            high = mid
-    return (low + high) / 2
-
-
-def quantiles(values) -> dict | None:
-    """min, quartiles, median and max of the known values (None when there are none)."""
-    known = [v for v in values if v is not None]
-    if not known:
-        return None
-    arr = np.asarray(known, dtype=np.float64)
-    q1, median, q3 = np.percentile(arr, [25, 50, 75])
-    return {"min": float(arr.min()), "q1": float(q1), "median": float(median), "q3": float(q3), "max": float(arr.max()),
-            "n": int(arr.size)}
-
-
-def subject_row(paired: PairedRounds, configuration: str, kind: str, *, costs=None) -> dict:
-    """A row with :class:`specdec.bench.rows.Row`'s fields plus the subject's: ``subject``, ``batch``,
-    ``tokens_per_second`` of both sides, ``cost_model`` ("measured" or "ideal") and the spread of
-    acceptance and acceptance length over calls (over prompts when ``batch`` is 1)."""
-    rounds = paired.rounds
-    ratios = [r["baseline"].seconds / r["speculative"].seconds for r in rounds]
-    last = rounds[-1]["speculative"]
-    per_call = [_call_metrics(spec, steps) for spec, steps in zip(last.speculation, last.steps)]
-    all_steps = [step for steps in last.steps if steps for step in steps]
-    pooled = _pooled(last.speculation)
-    pooled_call = _call_metrics(pooled, all_steps or None)
-    alpha, tokens_per_step = pooled_call["acceptance"], pooled_call["acceptance_length"]
-    if all_steps:
-        drafted = [k for k, _ in all_steps]
-        mean_k = sum(drafted) / len(drafted)
-    elif pooled and pooled["drafts"]:
-        mean_k = pooled["draft_tokens"] / pooled["drafts"]
-        drafted = [max(1, round(mean_k))]
-    else:
-        mean_k, drafted = float(paired.subject.num_draft_tokens or 0), []
-    rho, verify = (costs.draft_step_ratio, costs.verify_cost_ratios) if costs is not None else (0.0, None)
-    first = [r.get("baseline_first") for r in rounds]
-    share = (None if any(f is None for f in first) else
-             prefill_share([s for f in first for s in f.call_seconds], [r["baseline"].seconds for r in rounds]))
-    predicted = decode = efficiency = optimal_k = None
-    if tokens_per_step is not None and drafted and (verify is None or max(drafted) < len(verify)):
-        if alpha is not None:  # F23 over the K each step drafted, at the measured acceptance
-            decode = predicted_speedup(alpha, drafted, rho, verify)
-        else:  # F23's numerator measured: the acceptance length over the cost of a step at the mean K
-            k = drafted[0]
-            decode = tokens_per_step / (k * rho + (1.0 if verify is None else verify[k]))
-        predicted = decode if share is None else end_to_end_speedup(decode, share)
-        efficiency = statistics.median(ratios) / predicted
-        if verify is not None:  # F24's K* needs measured costs: with ideal ones it is always the largest K
-            f24_alpha = alpha if alpha is not None else implied_acceptance(tokens_per_step, drafted[0])
-            optimal_k, _ = optimal_draft_length(f24_alpha, rho, max_draft_tokens=len(verify) - 1, verify_cost_ratios=verify)
-    generated = len(paired.prompts) * paired.new_tokens
-
-    def latency(side: str):
-        first = [r.get(f"{side}_first") for r in rounds]
-        if any(f is None for f in first):
-            return None, None
-        ttft = [s for f in first for s in f.call_seconds]
-        itl = [(full - one) / (paired.new_tokens - 1)
-               for r, f in zip(rounds, first) for full, one in zip(r[side].call_seconds, f.call_seconds)]
-        return float(np.median(ttft)) * 1e3, itl
-
-    ttft_ms, itl = latency("speculative")
-    baseline_ttft_ms, _ = latency("baseline")
-    itl_ms = ({"p50": float(np.percentile(itl, 50)) * 1e3, "p90": float(np.percentile(itl, 90)) * 1e3,
-               "max": float(max(itl)) * 1e3} if itl else {"p50": float("nan"), "p90": float("nan"), "max": float("nan")})
-    peaks = [(r["speculative"].peak_bytes - r["baseline"].peak_bytes) / MIB for r in rounds
-             if r["speculative"].peak_bytes is not None and r["baseline"].peak_bytes is not None]
-    return {
-        "configuration": configuration,
-        "kind": kind,
-        "speedup": spread(ratios),
-        "ratios": ratios,
-        "predicted": predicted,
-        "predicted_decode": decode,
-        "prefill_share": share,
-        "efficiency": efficiency,
-        "acceptance": alpha,
-        "tokens_per_step": tokens_per_step,
-        "mean_draft_tokens": float(mean_k),
-        "optimal_k": optimal_k,
-        "ttft_ms": ttft_ms,
-        "baseline_ttft_ms": baseline_ttft_ms,
-        "itl_ms": itl_ms,
-        "delta_memory_mib": float(np.median(peaks)) if peaks else None,
-        "draft_step_ratio": rho if costs is not None else None,
-        "verify_cost_ratio": None if verify is None or not drafted else float(np.interp(mean_k, range(len(verify)), verify)),
-        "peer_speedup": None,
-        "subject": paired.subject.name,
-        "batch": paired.batch,
-        "prompts": len(paired.prompts),
-        "new_tokens": paired.new_tokens,
-        "tokens_per_second": {
-            "speculative": spread([generated / r["speculative"].seconds for r in rounds]),
-            "autoregressive": spread([generated / r["baseline"].seconds for r in rounds]),
-        },
-        "cost_model": "measured" if costs is not None else NO_COSTS,
-        "speculation": pooled,
-        "draft_utilisation": pooled_call["draft_utilisation"],
-        "acceptance_source": "steps" if all_steps else "counters" if pooled else None,
-        "acceptance_spread": quantiles([c["acceptance"] for c in per_call]),
-        "draft_utilisation_spread": quantiles([c["draft_utilisation"] for c in per_call]),
-        "acceptance_length_spread": quantiles([c["acceptance_length"] for c in per_call]),
-    }
+        subject = {"subject": self.subject.name, "batch": self.batch, "prompts": len(self.prompts), "new_tokens": self.new_tokens}
+        return summarise(configuration, kind, [self.round(i) for i in range(len(self.rounds))], costs,
+                         generated_tokens=len(self.prompts) * self.new_tokens, subject=subject,
+                         num_draft_tokens=self.subject.num_draft_tokens).as_dict()

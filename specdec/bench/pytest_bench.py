@@ -16,8 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .paired import PairedRounds
-from .plan import BenchPlan, Case, case_prompts
-from .subject import CostedDecoder, import_object, resolve_subject
+from .run_plan import BenchPlan, Case, case_prompts
+from .pairs import CostedDecoder, import_object, resolve_subject
 
 MAX_COST_K = 8  # costs are calibrated for K = 0..8 (F24's scan)
 
@@ -88,7 +88,7 @@ class SubjectBench:
 
     def measure(self, subject, prompts, *, kind: str, configuration: str | None = None, new_tokens: int = 24,
                 rounds: int = 3, batch: int = 1, seed: int = 0, device="cpu", costs=None, warmup: bool = True) -> dict:
-        """Measure ``subject`` (a :class:`~specdec.bench.subject.BenchSubject`) on ``prompts``; the row (a dict).
+        """Measure ``subject`` (a :class:`~specdec.bench.pairs.BenchSubject`) on ``prompts``; the row (a dict).
 
         With benchmarks disabled (``--benchmark-disable``) pytest-benchmark runs one round."""
         paired = PairedRounds(subject, [list(p) for p in prompts], new_tokens, batch=batch, seed=seed, device=device)

@@ -40,7 +40,7 @@ def _bfloat16_draft(device: str):
 
 
 class ReferenceDecoder(SpeculativeDecoder):
-    """A :class:`SpeculativeDecoder` that can time its own passes (a :class:`specdec.bench.subject.CostedDecoder`)."""
+    """A :class:`SpeculativeDecoder` that can time its own passes (a :class:`specdec.bench.pairs.CostedDecoder`)."""
 
     draft_kind: str = "lookup-n3"
 

@@ -1,121 +1,102 @@
-"""One benchmark row: measured speedup from paired rounds, with F23's prediction and latency beside it.
+"""One benchmark row, from paired rounds: the measured speedup with F23's prediction and latency beside it.
 
-A round decodes the same prompts autoregressively (K = 0, the same loop) and then
-speculatively, with the same stop rule; its ratio is autoregressive seconds / speculative
-seconds, so machine load that drifts between rounds hits both sides of a ratio alike.
-Theory beside it: the measured pooled acceptance alpha (docs/reference.md §6), the measured draft cost
-rho and verify term v(K) (:mod:`.costs`), and F23 over the K each step really drafted
-(:func:`specdec.laws.predicted_speedup`).  The measured ratio is of whole calls, the prompt's prefill
-included, so the prediction beside it is F23 end to end (:func:`specdec.laws.end_to_end_speedup`):
-the autoregressive side's share of time to its first token, paid alike by both sides, counted once
-(docs/reference.md §6).  Efficiency = measured / predicted: below 1 is time the model does not count
-(the loop, warping, verification, lookups); ``breakdown`` names it.
+Both benchmark pipelines end here: ``make bench`` (perf/, our loop on SmolLM2) and ``specdec bench
+run`` (any :class:`~specdec.bench.pairs.BenchSubject`, :mod:`.paired`) each turn a round into one
+:class:`Round` and call :func:`summarise`, which returns one :class:`Row`.
+
+A round decodes the same prompts autoregressively (the twin, K = 0) and then speculatively, with the
+same stop rule and seeds; its ratio is autoregressive seconds / speculative seconds, so machine load
+that drifts between rounds hits both sides of a ratio alike.  Theory beside it:
+
+* the acceptance rate (docs/reference.md §6: accepted / verified draft tokens, pooled), from the steps
+  of a :class:`specdec.protocols.StepRecorder`; a decoder that only counts
+  (:class:`specdec.protocols.SpeculationCounter`) gives the draft utilisation and the acceptance length
+  (tokens per verify step) instead;
+* F23 over the K each step drafted (:func:`specdec.laws.predicted_speedup`) with the measured draft cost
+  rho and verify term v(K) (:class:`specdec.laws.speedup.StepCosts`), or, without costs, F23 with free
+  drafts and a flat verify cost (``cost_model: "ideal"``); for a counting decoder, the acceptance
+  length over the cost of a step at the mean K;
+* F23 end to end (``predicted``): the measured ratio is of whole calls, the prompt's prefill included,
+  so the autoregressive side's share of time to its first token (``prefill_share``), paid alike by both
+  sides, is counted once (:func:`specdec.laws.end_to_end_speedup`); ``predicted_decode`` is F23 alone.
+
+Efficiency = measured / predicted: below 1 is time the model does not count (the loop, warping,
+verification, lookups); ``breakdown`` names it where measured.
 """
 
 from __future__ import annotations
 
+import statistics
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
 from .. import metrics
-from ..laws.speedup import end_to_end_speedup, optimal_draft_length, predicted_speedup
+from ..laws.speedup import StepCosts, end_to_end_speedup, implied_acceptance, optimal_draft_length, predicted_speedup
 from .clock import spread
-from .costs import StepCosts
 
 MIB = 2**20
+NO_COSTS = "ideal"  # F23 with rho = 0 and v(K) = 1: what speculation could give at the measured acceptance
+
+__all__ = ["MIB", "NO_COSTS", "Round", "Row", "prefill_share", "quantiles", "summarise"]
 
 
 @dataclass
 class Round:
-    """One interleaved round: both sides' seconds and peak memory, the speculative side's steps and clocks."""
+    """One interleaved round: both sides' seconds and peak memory, and what the speculative side did per call."""
 
     baseline_seconds: float
     speculative_seconds: float
     baseline_peak_bytes: int | None = None
     speculative_peak_bytes: int | None = None
-    steps: list[tuple[int, int]] = field(default_factory=list)  # (K drafted, accepted) per row-step
-    ttft: list[float] = field(default_factory=list)  # seconds, one per prompt
-    inter_token: list[float] = field(default_factory=list)  # seconds, pooled over prompts
+    steps: list[tuple[int, int]] = field(default_factory=list)  # (K drafted, accepted) per row-step, every call (StepRecorder)
+    ttft: list[float] = field(default_factory=list)  # the speculative side's seconds to its first token, per call
+    inter_token: list[float] = field(default_factory=list)  # the speculative side's seconds between later tokens, pooled
+    baseline_ttft: list[float] = field(default_factory=list)  # the autoregressive side's, per call (empty: not measured)
+    call_steps: list | None = None  # per call: its row-steps, or None where not recorded (None: the calls are not told apart)
+    speculation: list = field(default_factory=list)  # per call: the counters' difference (drafts, draft_tokens, accepted_tokens), or None
 
 
 @dataclass
 class Row:
+    """What a benchmark row holds (rows.json, pytest-benchmark's ``extra_info``); every table and plot reads these."""
+
     configuration: str
     kind: str
     speedup: dict  # median / min / max of the per-round ratios
     ratios: list[float]
-    predicted: float
-    efficiency: float
-    acceptance: float | None
-    tokens_per_step: float
+    predicted: float | None  # F23 end to end (None: nothing to predict from)
+    efficiency: float | None  # measured median / predicted
+    acceptance: float | None  # docs/reference.md §6's acceptance rate (None: not measured)
+    tokens_per_step: float | None  # mean tokens per step over every step (a counting decoder: its acceptance length)
     mean_draft_tokens: float
-    optimal_k: int  # F24's K* from the measured alpha and costs
-    ttft_ms: float
+    optimal_k: int | None  # F24's K* from the measured alpha and costs (None: no costs)
+    ttft_ms: float | None
     baseline_ttft_ms: float | None
     itl_ms: dict  # p50 / p90 / max
     delta_memory_mib: float | None
-    draft_step_ratio: float
-    verify_cost_ratio: float  # v(K) at the configured (or mean) K
+    draft_step_ratio: float | None
+    verify_cost_ratio: float | None  # v(K) at the mean K
     peer_speedup: dict | None = None
     breakdown: dict | None = None  # per-phase ms per step of one extra untimed run (specdec.bench.breakdown)
     predicted_decode: float | None = None  # F23 alone: the decoding steps' speedup, the prefill not counted
     prefill_share: float | None = None  # autoregressive time to first token / its whole time (None: not measured)
-    tokens_per_second: dict | None = None  # {"speculative", "autoregressive"}: spreads over rounds (None: tokens not given)
+    tokens_per_second: dict | None = None  # {"speculative", "autoregressive"}: spreads over rounds
+    acceptance_length: float | None = None  # tokens per verify step (steps that drafted)
+    draft_utilisation: float | None = None  # accepted / drafted
+    acceptance_source: str | None = None  # "steps", "counters" or None
+    cost_model: str = "measured"  # or "ideal"
+    subject: str | None = None  # specdec bench run: the subject's name, its batch, prompts and new tokens
+    batch: int | None = None
+    prompts: int | None = None
+    new_tokens: int | None = None
+    speculation: dict | None = None  # the counters pooled over the last round's calls
+    acceptance_spread: dict | None = None  # over calls (over prompts at batch 1)
+    draft_utilisation_spread: dict | None = None
+    acceptance_length_spread: dict | None = None
 
     def as_dict(self) -> dict:
         return asdict(self)
-
-
-def summarise(configuration: str, kind: str, rounds: list[Round], costs: StepCosts, *, baseline_ttft=None,
-              generated_tokens: int | None = None) -> Row:
-    """The row for ``rounds`` of one configuration on one task kind (at least one round); ``generated_tokens``
-    (per side and round) gives the row its tokens per second."""
-    if not rounds:
-        raise ValueError("summarise needs at least one round")
-    ratios = [r.baseline_seconds / r.speculative_seconds for r in rounds]
-    last = rounds[-1]  # seeded runs: every round drafts and accepts the same (greedy) or alike (sampled)
-    drafted = np.array([k for k, _ in last.steps])
-    accepted = np.array([a for _, a in last.steps])
-    try:
-        alpha = metrics.acceptance_rate(accepted, drafted)
-    except ValueError:  # nothing was verified: every step was autoregressive
-        alpha = None
-    max_k = len(costs.target_seconds) - 1
-    decode = predicted_speedup(alpha or 0.0, drafted.tolist(), costs.draft_step_ratio, costs.verify_cost_ratios)
-    share = prefill_share(baseline_ttft, [r.baseline_seconds for r in rounds])
-    predicted = decode if share is None else end_to_end_speedup(decode, share)
-    optimal_k, _ = optimal_draft_length(alpha or 0.0, costs.draft_step_ratio, max_draft_tokens=max_k,
-                                        verify_cost_ratios=costs.verify_cost_ratios)
-    median = spread(ratios)
-    itl = np.concatenate([np.asarray(r.inter_token) for r in rounds]) * 1e3
-    peaks = [(r.speculative_peak_bytes - r.baseline_peak_bytes) / MIB for r in rounds
-             if r.speculative_peak_bytes is not None and r.baseline_peak_bytes is not None]
-    mean_k = float(drafted.mean())
-    return Row(
-        configuration=configuration,
-        kind=kind,
-        speedup=median,
-        ratios=ratios,
-        predicted=predicted,
-        efficiency=median["median"] / predicted,
-        acceptance=alpha,
-        tokens_per_step=metrics.mean_tokens_per_step(accepted + 1),
-        mean_draft_tokens=mean_k,
-        optimal_k=optimal_k,
-        ttft_ms=float(np.median([t for r in rounds for t in r.ttft])) * 1e3,
-        baseline_ttft_ms=None if baseline_ttft is None else float(np.median(baseline_ttft)) * 1e3,
-        itl_ms={"p50": float(np.percentile(itl, 50)), "p90": float(np.percentile(itl, 90)), "max": float(itl.max())}
-        if itl.size else {"p50": float("nan"), "p90": float("nan"), "max": float("nan")},
-        delta_memory_mib=float(np.median(peaks)) if peaks else None,
-        draft_step_ratio=costs.draft_step_ratio,
-        verify_cost_ratio=float(np.interp(mean_k, range(max_k + 1), costs.verify_cost_ratios)),
-        predicted_decode=decode,
-        prefill_share=share,
-        tokens_per_second=None if generated_tokens is None else {
-            "speculative": spread([generated_tokens / r.speculative_seconds for r in rounds]),
-            "autoregressive": spread([generated_tokens / r.baseline_seconds for r in rounds])},
-    )
 
 
 def prefill_share(ttft_seconds, call_seconds) -> float | None:
@@ -130,114 +111,118 @@ def prefill_share(ttft_seconds, call_seconds) -> float | None:
     return min(float(sum(ttft_seconds)) / total, 1.0)
 
 
-COLUMNS = ("configuration", "task kind", "speedup [min-max]", "predicted", "prefill", "efficiency", "peer", "acceptance",
-           "k-bar", "K*", "TTFT ms", "ITL p90 ms", "dM MiB")
+def quantiles(values) -> dict | None:
+    """min, quartiles, median and max of the known values (None when there are none)."""
+    known = [v for v in values if v is not None]
+    if not known:
+        return None
+    arr = np.asarray(known, dtype=np.float64)
+    q1, median, q3 = np.percentile(arr, [25, 50, 75])
+    return {"min": float(arr.min()), "q1": float(q1), "median": float(median), "q3": float(q3), "max": float(arr.max()),
+            "n": int(arr.size)}
 
 
-def _number(value, fmt: str) -> str:
-    """``fmt`` of ``value``, or "-" when it is unknown (None or NaN)."""
-    if value is None or (isinstance(value, float) and value != value):
-        return "-"
-    return fmt.format(value)
-
-
-def _cells(row: dict) -> list[str]:
-    s = row["speedup"]
-    peer = row.get("peer_speedup")
-    acceptance = row["acceptance"]
-    memory = row["delta_memory_mib"]
-    return [
-        row["configuration"],
-        row["kind"],
-        f"{s['median']:.2f}x [{s['min']:.2f}-{s['max']:.2f}]",
-        _number(row["predicted"], "{:.2f}x" + ("*" if row.get("cost_model") == "ideal" else "")),
-        _number(row.get("prefill_share"), "{:.0%}"),
-        _number(row["efficiency"], "{:.2f}"),
-        "-" if not peer else f"{peer['median']:.2f}x",
-        "-" if acceptance is None else f"{acceptance:.2f}",
-        _number(row["tokens_per_step"], "{:.2f}"),
-        _number(row["optimal_k"], "{}"),
-        _number(row["ttft_ms"], "{:.0f}"),
-        _number(row["itl_ms"]["p90"], "{:.0f}"),
-        "-" if memory is None else f"{memory:+.1f}",
-    ]
-
-
-def format_table(rows: list[dict], *, markdown: bool = False) -> str:
-    """One table: a row per (configuration, task kind), in the order given."""
-    body = [_cells(r) for r in rows]
-    return _markdown_table(COLUMNS, body) if markdown else _text_table(COLUMNS, body)
-
-
-def _markdown_table(head, body: list[list[str]]) -> str:
-    lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
-    return "\n".join(lines + ["| " + " | ".join(cells) + " |" for cells in body])
-
-
-def format_peer_rates(rows: list[dict], *, markdown: bool = False) -> str:
-    """Tokens per second (medians) of ours and the peer, each side, for rows that have both; "" when none do.
-    A speedup is a ratio over its own baseline, so two ratios compare only beside these."""
-    head = ("configuration", "task kind", "ours speculative", "peer speculative", "ours autoregressive",
-            "peer autoregressive", "speedup ours / peer")
-    body = []
-    for row in rows:
-        ours, peer = row.get("tokens_per_second"), row.get("peer_tokens_per_second")
-        if not ours or not peer:
-            continue
-        medians = [f"{of[side]['median']:.1f}" for side in ("speculative", "autoregressive") for of in (ours, peer)]
-        body.append([row["configuration"], row["kind"], *medians,
-                     f"{row['speedup']['median']:.2f}x / {row['peer_speedup']['median']:.2f}x"])
-    if not body:
-        return ""
-    return _markdown_table(head, body) if markdown else _text_table(head, body)
-
-
-def _text_table(head, body: list[list[str]]) -> str:
-    """Left-aligned columns two spaces apart, a dashed rule under the header."""
-    widths = [max(len(h), *(len(cells[i]) for cells in body)) if body else len(h) for i, h in enumerate(head)]
-    fmt = lambda cells: "  ".join(cell.ljust(w) for cell, w in zip(cells, widths))  # noqa: E731
-    return "\n".join([fmt(head), fmt(["-" * w for w in widths])] + [fmt(cells) for cells in body])
-
-
-def split_configuration(configuration: str) -> tuple[str, str]:
-    """("lookup-n3 greedy", "K4") from "lookup-n3-K4-greedy"; ("lookup-n3 greedy static", "K4") from
-    "lookup-n3-K4-greedy-static"."""
-    parts = configuration.split("-")
-    suffix = [parts.pop()] if len(parts) > 2 and parts[-1] == "static" else []
-    k = next((p for p in parts if p.startswith("K")), "")
-    rest = [p for p in parts if p != k]
-    return " ".join(["-".join(rest[:-1]), rest[-1], *suffix]), k
-
-
-def choosing_k(rows: list[dict]) -> list[dict]:
-    """Per (configuration family, task kind) with a K sweep: the best fixed K measured, F24's K* (from
-    the alpha and costs measured at K = 4, else the largest K run) and the adaptive K's result."""
-    groups: dict = {}
-    for row in rows:
-        family, k = split_configuration(row["configuration"])
-        groups.setdefault((family, row["kind"]), {})[k] = row
-    out = []
-    for (family, kind), by_k in groups.items():
-        fixed = {int(k[1:]): r for k, r in by_k.items() if k[1:].isdigit()}
-        if len(fixed) < 2:
-            continue
-        best_k = max(fixed, key=lambda k: fixed[k]["speedup"]["median"])
-        theory = fixed.get(4) or fixed[max(fixed)]
-        adaptive = by_k.get("Kadapt")
-        out.append({
-            "family": family, "kind": kind, "best_fixed_k": best_k, "best_fixed_speedup": fixed[best_k]["speedup"]["median"],
-            "f24_k": theory["optimal_k"],
-            "f24_k_speedup": fixed[theory["optimal_k"]]["speedup"]["median"] if theory["optimal_k"] in fixed else None,
-            "adaptive_mean_k": None if adaptive is None else adaptive["mean_draft_tokens"],
-            "adaptive_speedup": None if adaptive is None else adaptive["speedup"]["median"],
-        })
+def _call_metrics(spec: dict | None, steps) -> dict:
+    """One call's acceptance (§6, from its steps), draft utilisation and acceptance length (either source)."""
+    out = {"acceptance": None, "draft_utilisation": None, "acceptance_length": None}
+    verified = [(k, a) for k, a in steps or () if k]  # steps that drafted (a lookup may find nothing)
+    if verified:
+        drafted = [k for k, _ in verified]
+        accepted = [a for _, a in verified]
+        out["acceptance"] = metrics.acceptance_rate(accepted, drafted)
+        out["draft_utilisation"] = metrics.draft_utilisation(accepted, drafted)
+        out["acceptance_length"] = metrics.mean_tokens_per_step([a + 1 for a in accepted])
+    elif spec and spec.get("draft_tokens") and spec.get("drafts"):
+        out["draft_utilisation"] = spec["accepted_tokens"] / spec["draft_tokens"]
+        out["acceptance_length"] = (spec["accepted_tokens"] + spec["drafts"]) / spec["drafts"]
     return out
 
 
-def format_choosing_k(entries: list[dict]) -> str:
-    head = ("configuration", "task kind", "best fixed K", "its speedup", "F24 K*", "speedup at K*", "adaptive mean K", "adaptive speedup")
-    body = [[e["family"], e["kind"], str(e["best_fixed_k"]), f"{e['best_fixed_speedup']:.2f}x", str(e["f24_k"]),
-             "-" if e["f24_k_speedup"] is None else f"{e['f24_k_speedup']:.2f}x",
-             "-" if e["adaptive_mean_k"] is None else f"{e['adaptive_mean_k']:.2f}",
-             "-" if e["adaptive_speedup"] is None else f"{e['adaptive_speedup']:.2f}x"] for e in entries]
-    return _text_table(head, body)
+def _pooled(speculation) -> dict | None:
+    known = [s for s in speculation if s]
+    if not known:
+        return None
+    return {key: sum(int(s.get(key, 0)) for s in known) for key in ("drafts", "draft_tokens", "accepted_tokens")}
+
+
+def _theory(steps, pooled, measured: dict, costs: StepCosts | None, mean_k_default: float) -> dict:
+    """F23 (decode only), F24's K* and the costs, from the last round's steps or counters."""
+    rho, verify = (costs.draft_step_ratio, costs.verify_cost_ratios) if costs is not None else (0.0, None)
+    alpha, length = measured["acceptance"], measured["acceptance_length"]
+    if steps:
+        drafted = [k for k, _ in steps]
+        mean_k = sum(drafted) / len(drafted)
+    elif pooled and pooled["drafts"]:
+        mean_k = pooled["draft_tokens"] / pooled["drafts"]
+        drafted = [max(1, round(mean_k))]
+    else:
+        mean_k, drafted = mean_k_default, []
+    out = {"mean_draft_tokens": float(mean_k), "decode": None, "optimal_k": None, "rho": rho if costs is not None else None,
+           "verify": None if verify is None or not drafted else float(np.interp(mean_k, range(len(verify)), verify))}
+    if not drafted or (verify is not None and max(drafted) >= len(verify)):
+        return out
+    if steps:  # F23 over the K each step drafted, at the measured acceptance
+        out["decode"] = predicted_speedup(alpha or 0.0, drafted, rho, verify)
+    elif length is not None:  # F23's numerator measured: the acceptance length over the cost of a step at the mean K
+        out["decode"] = length / (drafted[0] * rho + (1.0 if verify is None else verify[drafted[0]]))
+    if verify is not None:  # F24's K* needs measured costs: with ideal ones it is always the largest K
+        f24_alpha = alpha if alpha is not None else (implied_acceptance(length, drafted[0]) if length else 0.0)
+        out["optimal_k"], _ = optimal_draft_length(f24_alpha, rho, max_draft_tokens=len(verify) - 1, verify_cost_ratios=verify)
+    return out
+
+
+def _latency(rounds: list[Round]) -> dict:
+    ttft = [t for r in rounds for t in r.ttft]
+    baseline = [t for r in rounds for t in r.baseline_ttft]
+    itl = np.asarray([g for r in rounds for g in r.inter_token], dtype=np.float64) * 1e3
+    nan = float("nan")
+    return {"ttft_ms": float(np.median(ttft)) * 1e3 if ttft else None,
+            "baseline_ttft_ms": float(np.median(baseline)) * 1e3 if baseline else None,
+            "itl_ms": {"p50": float(np.percentile(itl, 50)), "p90": float(np.percentile(itl, 90)), "max": float(itl.max())}
+            if itl.size else {"p50": nan, "p90": nan, "max": nan}}
+
+
+def summarise(configuration: str, kind: str, rounds: list[Round], costs: StepCosts | None, *, generated_tokens: int | None = None,
+              subject: dict | None = None, num_draft_tokens: int | None = None) -> Row:
+    """The row of ``rounds`` (at least one) of one configuration on one task kind.
+
+    ``costs``: the measured costs (None: F23 with ideal ones).  ``generated_tokens``: tokens per side and
+    round (the row's tokens per second).  ``subject``: ``specdec bench run``'s fields (``subject``,
+    ``batch``, ``prompts``, ``new_tokens``).  ``num_draft_tokens``: the K stated, for the mean K when the
+    decoder neither records its steps nor counts its drafts."""
+    if not rounds:
+        raise ValueError("summarise needs at least one round")
+    ratios = [r.baseline_seconds / r.speculative_seconds for r in rounds]
+    last = rounds[-1]  # seeded runs: every round drafts and accepts the same (greedy) or alike (sampled)
+    call_steps = last.call_steps if last.call_steps is not None else ([last.steps] if last.steps else [])
+    calls = max(len(call_steps), len(last.speculation))
+    per_call = [_call_metrics(last.speculation[i] if i < len(last.speculation) else None,
+                              call_steps[i] if i < len(call_steps) else None) for i in range(calls)]
+    steps = list(last.steps)
+    pooled = _pooled(last.speculation)
+    measured = _call_metrics(pooled, steps or None)
+    theory = _theory(steps, pooled, measured, costs, float(num_draft_tokens or 0))
+    baseline_ttft = [t for r in rounds for t in r.baseline_ttft]
+    share = prefill_share(baseline_ttft, [r.baseline_seconds for r in rounds]) if all(r.baseline_ttft for r in rounds) else None
+    decode = theory["decode"]
+    predicted = None if decode is None else (decode if share is None else end_to_end_speedup(decode, share))
+    peaks = [(r.speculative_peak_bytes - r.baseline_peak_bytes) / MIB for r in rounds
+             if r.speculative_peak_bytes is not None and r.baseline_peak_bytes is not None]
+    tokens = metrics.mean_tokens_per_step([a + 1 for _, a in steps]) if steps else measured["acceptance_length"]
+    return Row(
+        configuration=configuration, kind=kind, speedup=spread(ratios), ratios=ratios, predicted=predicted,
+        efficiency=None if predicted is None else statistics.median(ratios) / predicted, acceptance=measured["acceptance"],
+        tokens_per_step=tokens, mean_draft_tokens=theory["mean_draft_tokens"], optimal_k=theory["optimal_k"], **_latency(rounds),
+        delta_memory_mib=float(np.median(peaks)) if peaks else None, draft_step_ratio=theory["rho"],
+        verify_cost_ratio=theory["verify"], predicted_decode=decode, prefill_share=share,
+        tokens_per_second=None if generated_tokens is None else {
+            "speculative": spread([generated_tokens / r.speculative_seconds for r in rounds]),
+            "autoregressive": spread([generated_tokens / r.baseline_seconds for r in rounds])},
+        acceptance_length=measured["acceptance_length"], draft_utilisation=measured["draft_utilisation"],
+        acceptance_source="steps" if steps else "counters" if pooled else None,
+        cost_model="measured" if costs is not None else NO_COSTS, speculation=pooled,
+        acceptance_spread=quantiles([c["acceptance"] for c in per_call]),
+        draft_utilisation_spread=quantiles([c["draft_utilisation"] for c in per_call]),
+        acceptance_length_spread=quantiles([c["acceptance_length"] for c in per_call]),
+        **(subject or {}),
+    )

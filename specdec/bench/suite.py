@@ -1,6 +1,6 @@
 """The pytest module that ``specdec bench run`` runs: one benchmark per case of the plan.
 
-The plan arrives as JSON in ``--specdec-bench-plan`` (:class:`specdec.bench.plan.BenchPlan`); each
+The plan arrives as JSON in ``--specdec-bench-plan`` (:class:`specdec.bench.run_plan.BenchPlan`); each
 case (prompt set, K, batch) is one test, measured by the ``specdec_bench`` fixture, so the run is
 stored by pytest-benchmark like perf/'s and read by ``specdec bench gate`` and ``plot``.
 """
@@ -11,7 +11,7 @@ import pytest
 
 
 def _plan(config):
-    from specdec.bench.plan import BenchPlan
+    from specdec.bench.run_plan import BenchPlan
 
     text = config.getoption("specdec_bench_plan")
     return None if text is None else BenchPlan.from_json(text)

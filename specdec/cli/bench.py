@@ -1,6 +1,6 @@
-"""``specdec bench run`` (any decoder against its autoregressive twin, :mod:`specdec.bench.subject`),
+"""``specdec bench run`` (any decoder against its autoregressive twin, :mod:`specdec.bench.pairs`),
 ``specdec bench gate`` (the ratio gate over two stored runs, :mod:`specdec.bench.gate`) and
-``specdec bench plot`` (the latest run's rows and the stored history, :mod:`specdec.bench.plots`)."""
+``specdec bench plot`` (the latest run's rows and the stored history, :mod:`specdec.plots`)."""
 
 from __future__ import annotations
 
@@ -76,8 +76,7 @@ def plot_command(args) -> int:
     from ..bench.files import BenchFileError
     from ..bench.history import load_history
     from ..bench.latest import describe, load_rows, stamps
-    from ..bench.plots import history_series, k_sweeps, plot_history, plot_speedup_vs_k
-    from ..bench.subject_plots import load_series, plot_speedup_vs_batch, plot_subjects, side_by_side
+    from ..plots import history_series, k_sweeps, load_series, plot_history, plot_speedup_vs_batch, plot_speedup_vs_k, plot_subjects, side_by_side
 
     out, storage = Path(args.out), Path(args.storage)
     for name, folder in (("--out", out), ("--storage", storage)):
@@ -127,8 +126,8 @@ def run_command(args) -> int:
     pytest-benchmark (stored in ``--storage`` like ``make bench``'s runs)."""
     import tempfile
 
-    from ..bench.plan import BenchPlan
-    from ..bench.subject import import_object, is_factory
+    from ..bench.run_plan import BenchPlan
+    from ..bench.pairs import import_object, is_factory
 
     for module in ("pytest", "pytest_benchmark"):
         if importlib.util.find_spec(module) is None:

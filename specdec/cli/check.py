@@ -34,7 +34,7 @@ PROTOCOLS = {  # --kind: the Protocol a SUBJECT satisfies (a scheme's shape: cha
 
 def resolve(name: str, spec: str):
     """The object ``package.module:attr`` (attr may be dotted) names; a UsageError says why not."""
-    from ..bench.subject import import_object
+    from ..bench.pairs import import_object
 
     if os.getcwd() not in sys.path and "" not in sys.path:
         sys.path.insert(0, os.getcwd())  # like python -m: the working directory's modules are importable

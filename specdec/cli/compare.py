@@ -54,7 +54,7 @@ def compare_command(args) -> int:
     rows = scheme_table(target, draft, max_drafts=args.max_drafts, num_draft_tokens=args.draft_tokens)
     print(format_schemes(rows))
     if args.plot:
-        from ..plotting import plot_schemes
+        from ..plots import plot_schemes
 
         plot_schemes(target, draft, rows, args.plot)
         print(f"plot written to {args.plot}")

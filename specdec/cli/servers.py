@@ -1,7 +1,7 @@
 """``specdec check`` on decoders it cannot import: running servers, and two decoders against each other.
 
 * ``--server URL --model NAME``: an OpenAI-compatible ``/v1/completions`` endpoint as the subject
-  (:class:`specdec.adapters.openai_server.OpenAICompletionsDecoder`), checked against ``--target``
+  (:class:`specdec.adapters.openai.client.OpenAICompletionsDecoder`), checked against ``--target``
   (a law specdec computes) or against a reference;
 * ``--reference MODULE:ATTR`` or ``--reference-server URL``: the two-sample check
   (:func:`specdec.conformance.check_ab`), for laws specdec cannot compute: speculation on vs off.
@@ -67,7 +67,7 @@ def two_sample(args) -> bool:
 
 
 def server_decoder(args, url: str, model: str):
-    from ..adapters.openai_server import OpenAICompletionsDecoder
+    from ..adapters.openai.client import OpenAICompletionsDecoder
     from ..warpers import SamplingConfig
 
     sampling = SamplingConfig(temperature=args.temperature, top_p=args.top_p, top_k=args.top_k)

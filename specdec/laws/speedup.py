@@ -10,6 +10,7 @@ counterparts (the pooled acceptance rate, mean tokens per step) are in
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -147,3 +148,38 @@ def optimal_draft_length(alpha, cost_ratio, *, max_draft_tokens: int = 64, verif
     speeds = [_expected_tokens(alpha, k) / (k * cost_ratio + (1.0 if costs is None else costs[k])) for k in range(top + 1)]
     best = int(np.argmax(speeds))  # the first maximum: the shortest draft among ties
     return best, speeds[best]
+
+
+@dataclass(frozen=True)
+class StepCosts:
+    """The costs F23's general form reads, measured: T_target(K + 1) for K = 0..max_k and the draft's seconds
+    per drafted token (from one calibration: :func:`specdec.bench.costs.calibrate`, or a peer's own timing)."""
+
+    target_seconds: dict[int, float]  # K -> one target pass over K + 1 tokens
+    draft_seconds_per_token: float
+
+    @property
+    def verify_cost_ratios(self) -> list[float]:
+        """v(K) = T_target(K + 1) / T_target(1), K = 0..max_k."""
+        one = self.target_seconds[0]
+        return [self.target_seconds[k] / one for k in range(len(self.target_seconds))]
+
+    @property
+    def draft_step_ratio(self) -> float:
+        """rho = T_draft / T_target(1) per drafted token."""
+        return self.draft_seconds_per_token / self.target_seconds[0]
+
+
+def implied_acceptance(acceptance_length, num_draft_tokens) -> float:
+    """The alpha whose F22 expectation (1 - alpha^(K+1)) / (1 - alpha) equals ``acceptance_length`` at draft
+    length K (bisection): what a subject that only counts its tokens implies under F22's i.i.d. model."""
+    k = _num_draft_tokens(num_draft_tokens)
+    target = min(max(as_float("acceptance_length", acceptance_length), 1.0), k + 1.0)
+    low, high = 0.0, 1.0
+    for _ in range(60):
+        mid = (low + high) / 2
+        if sum(mid ** i for i in range(k + 1)) < target:
+            low = mid
+        else:
+            high = mid
+    return (low + high) / 2

