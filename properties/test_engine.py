@@ -239,3 +239,42 @@ def test_run_settings_are_one_record_that_checks_take_whole_or_changed():
     # n within a time budget: n is the cap, the budget may stop it first (the rule says both)
     both = RunSettings(n=10, time_budget=1.0)
     assert "n = 10 per check" in both.describe() and "within a time budget of 1 s" in both.describe()
+
+
+def test_every_check_goes_through_one_path_for_the_budget_holm_and_the_verdict(monkeypatch):
+    """check_verifier, check_multidraft, check_tree, check_decoder, check_ab and check_law all allot their
+    alpha with engine.allot and judge with engine.judge (Holm); the verdict is the Report's."""
+    from specdec.conformance import engine
+    from specdec.laws import FunctionLaw
+    from specdec.verify.tree import verify_tree
+
+    seen = {"allot": [], "judge": []}
+    real_allot, real_judge = engine.allot, engine.judge
+
+    def allot(budget, num_checks, label, family_alpha):
+        seen["allot"].append(label)
+        return real_allot(budget, num_checks, label, family_alpha)
+
+    def judge(checks, alpha, entry=None):
+        seen["judge"].append(len(checks))
+        return real_judge(checks, alpha, entry)
+
+    monkeypatch.setattr(engine, "allot", allot)
+    monkeypatch.setattr(engine, "judge", judge)
+    budget = ErrorBudget(1e-6, 100)
+    quick = dict(n=300, console=Console(), budget=budget)
+    law = FunctionLaw(lambda context: [0.5, 0.5], vocab_size=2)
+    fair = lambda prompts, max_new_tokens, seed: [list(np.random.default_rng(seed + i).integers(0, 2, max_new_tokens))  # noqa: E731
+                                                  for i in range(len(prompts))]
+    reports = [
+        check_verifier(sd.verify_tokens, cases=catalogue.token_cases()[:1], chains=[], name="v", **quick),
+        sd.check_multidraft(sd.verify_mss, cases=catalogue.multidraft_cases()[:1], name="m", **quick),
+        sd.check_tree(verify_tree, cases=catalogue.tree_cases()[:1], name="t", **quick),
+        sd.check_decoder(fair, law, [[0]], length=1, max_new_tokens=1, name="d", **quick),
+        sd.check_ab(fair, fair, [[0]], length=1, max_new_tokens=1, name="ab", **quick),
+    ]
+    check = check_law([0, 1, 1, 0], [0.5, 0.5], name="law", budget=budget)
+    assert seen["allot"] == ["v", "m", "t", "d", "ab", "law"]
+    assert seen["judge"] == [len(r.checks) for r in reports] + [1]
+    assert [e.label for e in budget.entries] == seen["allot"]  # one allotment each, from the run's budget
+    assert all(r.verdict in ("PASS", "INCONCLUSIVE") for r in reports) and check.passed

@@ -146,3 +146,29 @@ def test_every_public_name_resolves():
         assert getattr(specdec, name) is not None, name
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
         specdec.nope  # noqa: B018
+
+
+SCHEME_PARTS = {"token", "block", "tree", "multidraft"}  # one scheme's parts may share a name: verify/tree.py, laws/tree.py
+MAX_MODULE_LINES, MAX_FUNCTION_LINES = 300, 80
+
+
+def test_no_library_module_over_300_lines_and_no_function_over_80():
+    long_modules, long_functions = [], []
+    for path in PACKAGE.rglob("*.py"):
+        text = path.read_text()
+        if len(text.splitlines()) > MAX_MODULE_LINES:
+            long_modules.append(f"{path.relative_to(ROOT)}: {len(text.splitlines())} lines")
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.end_lineno - node.lineno + 1 > MAX_FUNCTION_LINES:
+                long_functions.append(f"{path.relative_to(ROOT)}:{node.lineno} {node.name}: {node.end_lineno - node.lineno + 1} lines")
+    assert not long_modules, f"modules over {MAX_MODULE_LINES} lines: {long_modules}"
+    assert not long_functions, f"functions over {MAX_FUNCTION_LINES} lines: {long_functions}"
+
+
+def test_no_two_library_modules_share_a_name_outside_a_schemes_parts():
+    homes: dict[str, list[str]] = {}
+    for path in PACKAGE.rglob("*.py"):
+        if path.name != "__init__.py":
+            homes.setdefault(path.stem, []).append(str(path.relative_to(ROOT)))
+    shared = {name: paths for name, paths in homes.items() if len(paths) > 1 and name not in SCHEME_PARTS}
+    assert not shared, f"module names used twice: {shared}"

@@ -105,3 +105,18 @@ class CallGuard:
     @staticmethod
     def _failure(kind: str, call: str, message: str, started: float) -> SubjectError:
         return SubjectError(SubjectFailure(kind, call, message, time.perf_counter() - started))
+
+
+def subject_name(subject) -> str:
+    """A readable name for any callable: module.qualname, ``<lambda at file:line>``, class name."""
+    code = getattr(subject, "__code__", None)
+    name = getattr(subject, "__qualname__", None) or getattr(subject, "__name__", None)
+    if name and name.endswith("<lambda>") and code is not None:
+        return f"<lambda at {code.co_filename.rsplit('/', 1)[-1]}:{code.co_firstlineno}>"
+    if name:
+        module = getattr(subject, "__module__", None)
+        return f"{module}.{name}" if module and module != "__main__" else name
+    func = getattr(subject, "func", None)  # functools.partial
+    if func is not None:
+        return f"partial({subject_name(func)})"
+    return type(subject).__name__

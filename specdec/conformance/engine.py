@@ -34,9 +34,11 @@ from ..errors import SubjectError
 from ..settings import RunSettings
 from ..stats.multiplicity import holm
 from .checks import Check, detectable
+from .calls import subject_name
 from .console import Console
 from .report import Report, library_versions
-from .sampling_plan import Plan, make_plan
+from .ranks import process_group, sum_over_ranks
+from .sampling_plan import Plan, make_plan, resolve_device  # noqa: F401 - resolve_device re-exported
 from .seeds import chunk_generator, derive_seed
 from .tallies import CountTally, Tally
 
@@ -123,36 +125,6 @@ def judge(checks: list[Check], alpha: float, entry=None) -> list[Check]:
     return checks
 
 
-def subject_name(subject) -> str:
-    """A readable name for any callable: module.qualname, ``<lambda at file:line>``, class name."""
-    code = getattr(subject, "__code__", None)
-    name = getattr(subject, "__qualname__", None) or getattr(subject, "__name__", None)
-    if name and name.endswith("<lambda>") and code is not None:
-        return f"<lambda at {code.co_filename.rsplit('/', 1)[-1]}:{code.co_firstlineno}>"
-    if name:
-        module = getattr(subject, "__module__", None)
-        return f"{module}.{name}" if module and module != "__main__" else name
-    func = getattr(subject, "func", None)  # functools.partial
-    if func is not None:
-        return f"partial({subject_name(func)})"
-    return type(subject).__name__
-
-
-def resolve_device(device) -> torch.device:
-    """A torch device the engine can run on (cpu, or cuda when available); a ValueError otherwise."""
-    if device is None:
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    try:
-        device = torch.device(device)
-    except (RuntimeError, TypeError) as error:
-        raise ValueError(f"device must name a torch device, got {device!r}: {error}") from None
-    if device.type not in ("cpu", "cuda"):
-        raise ValueError(f"device {str(device)!r}: the engine runs on cpu or cuda devices, not {device.type}")
-    if device.type == "cuda" and not torch.cuda.is_available():
-        raise ValueError(f"device {str(device)!r}: CUDA is not available on this machine")
-    return device
-
-
 @dataclass
 class _Sampled:
     """What the sampling step leaves: a tally per stream, samples drawn, and why it stopped early."""
@@ -168,7 +140,7 @@ def run(subject: str, level: str, streams: list[Stream], settings: RunSettings, 
         notes: Sequence[str] = (), extras: Sequence[Extra] = ()) -> Report:
     """Plan, sample, judge and report (see the module docstring)."""
     started = time.perf_counter()
-    rank, world = _process_group()
+    rank, world = process_group()
     console = Console() if rank else (settings.console or Console.auto())  # one voice per campaign
     m = sum(s.num_checks for s in streams) + len(extras)
     entry, alpha = allot(settings.budget, m, subject, settings.family_alpha)
@@ -192,7 +164,7 @@ def run(subject: str, level: str, streams: list[Stream], settings: RunSettings, 
     progress = console.progress(sum(n if n is not None else 8 * c for n, c in zip(sampled.planned, plan.chunks)) // world, subject)
     _sample(streams, plan, settings, alpha_check, device, progress, rank, world, sampled)
     if world > 1 and sampled.failure is None:  # one test over the summed counts of every rank, never a vote of per-rank tests
-        _sum_over_ranks(sampled, device)
+        sum_over_ranks(sampled, device)
     if sampled.failure is None:
         checks = _evaluate(streams, extras, sampled, alpha_check)
         if sampled.failure is None:
@@ -287,31 +259,6 @@ def _finish(report: Report, streams, sampled: _Sampled, started: float) -> Repor
     report.error = None if sampled.failure is None else sampled.failure.to_dict()
     report.interrupted = sampled.interrupted
     return report
-
-
-def _process_group() -> tuple[int, int]:
-    """(rank, world size) of an initialised torch.distributed group, else (0, 1)."""
-    import torch.distributed as dist
-
-    if dist.is_available() and dist.is_initialized():
-        return dist.get_rank(), dist.get_world_size()
-    return 0, 1
-
-
-def _sum_over_ranks(sampled: _Sampled, device: torch.device) -> None:
-    """All-reduce (sum) every count tally and the sample counts across the process group."""
-    import torch.distributed as dist
-
-    on = torch.device("cuda", torch.cuda.current_device()) if dist.get_backend() == "nccl" else torch.device("cpu")
-    vectors = [c for t in sampled.tallies for c in t.counts] + [np.asarray(sampled.drawn, dtype=np.int64)]
-    buffer = torch.from_numpy(np.concatenate(vectors)).to(on)
-    dist.all_reduce(buffer, op=dist.ReduceOp.SUM)
-    flat, at = buffer.cpu().numpy(), 0
-    for tally in sampled.tallies:
-        for j, c in enumerate(tally.counts):
-            tally.counts[j] = flat[at : at + c.size].copy()
-            at += c.size
-    sampled.drawn = [int(x) for x in flat[at:]]
 
 
 def outcome_counts(values: torch.Tensor, num_cells: int) -> torch.Tensor:

@@ -20,7 +20,7 @@ import torch
 from .._validation import as_float, as_law
 from .budget import ErrorBudget
 from .checks import Check, gof_check
-from .engine import allot, judge
+from . import engine
 
 
 def _ids(outcomes) -> np.ndarray:
@@ -43,9 +43,9 @@ def check_law(outcomes, law, *, name: str, budget: ErrorBudget | None = None, al
         raise ValueError("give exactly one of budget (a run's ErrorBudget) or alpha")
     if alpha is not None:
         alpha = as_float("alpha", alpha, minimum=0.0, maximum=1.0, low_open=True, high_open=True)
-    entry, level = allot(budget, 1, name, alpha)
+    entry, level = engine.allot(budget, 1, name, alpha)
     ids = _ids(outcomes)
     invalid = (ids < 0) | (ids >= law.size)
     counts = np.bincount(np.where(invalid, law.size, ids), minlength=law.size + 1)
     check = gof_check(name, "law", sees, counts, law, alpha=level)
-    return judge([check], level, entry)[0]
+    return engine.judge([check], level, entry)[0]

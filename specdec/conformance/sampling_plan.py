@@ -35,7 +35,7 @@ PILOT_SECONDS = 0.03  # a pilot run long enough to time
 PILOT_STREAM = 1 << 20  # pilot chunks use stream ids far from the real ones
 EVALUATION_SHARE = 0.03  # of a time budget, kept for computing the p-values
 
-__all__ = ["CHUNK_ELEMENTS", "DEFAULT_MAX_N", "PILOT_STREAM", "Plan", "SampleRequest", "make_plan"]
+__all__ = ["CHUNK_ELEMENTS", "DEFAULT_MAX_N", "PILOT_STREAM", "Plan", "SampleRequest", "make_plan", "resolve_device"]
 
 
 @dataclass
@@ -53,6 +53,21 @@ class Plan:
     def expected(self) -> list[int]:
         """The samples each stream is expected to draw (for the plan's lines and the progress bar)."""
         return self.estimates if self.estimates is not None else self.sizes
+
+
+def resolve_device(device) -> torch.device:
+    """A torch device the engine can run on (cpu, or cuda when available); a ValueError otherwise."""
+    if device is None:
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    try:
+        device = torch.device(device)
+    except (RuntimeError, TypeError) as error:
+        raise ValueError(f"device must name a torch device, got {device!r}: {error}") from None
+    if device.type not in ("cpu", "cuda"):
+        raise ValueError(f"device {str(device)!r}: the engine runs on cpu or cuda devices, not {device.type}")
+    if device.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError(f"device {str(device)!r}: CUDA is not available on this machine")
+    return device
 
 
 def chunk_size(elements_per_sample: int, settings: RunSettings, device: torch.device) -> int:

@@ -119,7 +119,11 @@ if tl is not None:  # the kernel exists only where Triton does
             running += mass
             start += BLOCK
         token = tl.where(found < V, found, last_w).to(tl.int64)
-        # x_1..x_n, the token at position n, padding after.
+        _write_row(tokens_ptr, out_ptr, accepted_ptr, empty_ptr, b, n, token, empty, K, pad_id, s_xb, s_xk)
+
+    @triton.jit
+    def _write_row(tokens_ptr, out_ptr, accepted_ptr, empty_ptr, b, n, token, empty, K, pad_id, s_xb, s_xk):
+        """Row b's outcome: x_1..x_n, the token at position n, padding after; n; the E2 flag."""
         j = 0
         while j <= K:
             x = tl.load(tokens_ptr + b * s_xb + tl.minimum(j, tl.maximum(K - 1, 0)) * s_xk, mask=(j < K), other=0).to(tl.int64)

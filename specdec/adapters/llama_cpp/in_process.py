@@ -86,6 +86,37 @@ class _CountingDraft:
         return drafted
 
 
+def _checked_args(model_path, sampling, num_pred_tokens, ignore_eos, name, setup, llama_args) -> tuple[list, dict]:
+    """:class:`LlamaCppDecoder`'s arguments checked: (the setup steps, the extra ``Llama`` arguments)."""
+    if not isinstance(model_path, (str, os.PathLike)):
+        raise TypeError(f"model_path must be a path to a GGUF file, got {type(model_path).__name__} {model_path!r}")
+    if not isinstance(sampling, SamplingConfig):
+        raise TypeError(f"sampling must be a specdec.SamplingConfig, got {type(sampling).__name__}")
+    if sampling.min_tokens_to_keep != 1:
+        raise ValueError(f"sampling.min_tokens_to_keep={sampling.min_tokens_to_keep}: llama-cpp-python keeps at least 1 "
+                         "token in every sampler and offers no other value")
+    num_pred_tokens = None if num_pred_tokens is None else as_int("num_pred_tokens", num_pred_tokens, minimum=1)
+    if not isinstance(ignore_eos, bool):
+        raise TypeError(f"ignore_eos must be a bool, got {type(ignore_eos).__name__} {ignore_eos!r}")
+    if name is not None and not isinstance(name, str):
+        raise TypeError(f"name must be a str or None, got {type(name).__name__} {name!r}")
+    steps = [setup] if callable(setup) else list(setup) if isinstance(setup, (list, tuple)) else None
+    if steps is None or not all(callable(step) for step in steps):
+        raise TypeError(f"setup must be a callable or a list/tuple of callables, got {setup!r}")
+    if llama_args is not None and not isinstance(llama_args, dict):
+        raise TypeError(f"llama_args must be a dict of llama_cpp.Llama keyword arguments, got {type(llama_args).__name__}")
+    extra = dict(llama_args or {})
+    if _OWN_ARGS & set(extra):
+        raise ValueError(f"llama_args may not set {sorted(_OWN_ARGS & set(extra))}: LlamaCppDecoder sets them")
+    n_batch = as_int("llama_args n_batch", extra.get("n_batch", 512), minimum=1)
+    if num_pred_tokens is not None and n_batch < num_pred_tokens + 1:
+        # generate evaluates a token and its drafts in one eval, split into n_batch pieces; the logits of all
+        # but the last piece are gone when the drafts are verified (llama.cpp aborts on the missing row)
+        raise ValueError(f"llama_args n_batch={n_batch} is below num_pred_tokens + 1 = {num_pred_tokens + 1}: "
+                         "llama-cpp-python verifies drafts only within one batch")
+    return steps, extra
+
+
 class LlamaCppDecoder:
     """A ``llama_cpp.Llama`` as a :class:`specdec.protocols.Decoder` (see the module docstring).
 
@@ -98,33 +129,9 @@ class LlamaCppDecoder:
     def __init__(self, model_path: str | os.PathLike, *, sampling: SamplingConfig = SamplingConfig(),
                  num_pred_tokens: int | None = None, n_ctx: int = 512, ignore_eos: bool = True, name: str | None = None,
                  setup: Callable | Sequence[Callable] = (), llama_args: dict | None = None) -> None:
-        if not isinstance(model_path, (str, os.PathLike)):
-            raise TypeError(f"model_path must be a path to a GGUF file, got {type(model_path).__name__} {model_path!r}")
-        if not isinstance(sampling, SamplingConfig):
-            raise TypeError(f"sampling must be a specdec.SamplingConfig, got {type(sampling).__name__}")
-        if sampling.min_tokens_to_keep != 1:
-            raise ValueError(f"sampling.min_tokens_to_keep={sampling.min_tokens_to_keep}: llama-cpp-python keeps at least 1 "
-                             "token in every sampler and offers no other value")
-        self.num_pred_tokens = None if num_pred_tokens is None else as_int("num_pred_tokens", num_pred_tokens, minimum=1)
+        steps, extra = _checked_args(model_path, sampling, num_pred_tokens, ignore_eos, name, setup, llama_args)
+        self.num_pred_tokens = None if num_pred_tokens is None else int(num_pred_tokens)
         self.n_ctx = as_int("n_ctx", n_ctx, minimum=2)
-        if not isinstance(ignore_eos, bool):
-            raise TypeError(f"ignore_eos must be a bool, got {type(ignore_eos).__name__} {ignore_eos!r}")
-        if name is not None and not isinstance(name, str):
-            raise TypeError(f"name must be a str or None, got {type(name).__name__} {name!r}")
-        steps = [setup] if callable(setup) else list(setup) if isinstance(setup, (list, tuple)) else None
-        if steps is None or not all(callable(step) for step in steps):
-            raise TypeError(f"setup must be a callable or a list/tuple of callables, got {setup!r}")
-        if llama_args is not None and not isinstance(llama_args, dict):
-            raise TypeError(f"llama_args must be a dict of llama_cpp.Llama keyword arguments, got {type(llama_args).__name__}")
-        extra = dict(llama_args or {})
-        if _OWN_ARGS & set(extra):
-            raise ValueError(f"llama_args may not set {sorted(_OWN_ARGS & set(extra))}: LlamaCppDecoder sets them")
-        n_batch = as_int("llama_args n_batch", extra.get("n_batch", 512), minimum=1)
-        if self.num_pred_tokens is not None and n_batch < self.num_pred_tokens + 1:
-            # generate evaluates a token and its drafts in one eval, split into n_batch pieces; the logits of all
-            # but the last piece are gone when the drafts are verified (llama.cpp aborts on the missing row)
-            raise ValueError(f"llama_args n_batch={n_batch} is below num_pred_tokens + 1 = {self.num_pred_tokens + 1}: "
-                             "llama-cpp-python verifies drafts only within one batch")
         self.model_path = os.fspath(model_path)
         self.sampling = sampling
         self.ignore_eos = ignore_eos
@@ -188,7 +195,7 @@ class LlamaCppDecoder:
         max_new_tokens = as_int("max_new_tokens", max_new_tokens, minimum=0)
         seed = as_seed(seed)
         llm = self.llm
-        rows = self._rows(prompts, llm.n_vocab(), max_new_tokens)
+        rows = _checked_rows(prompts, llm.n_vocab(), max_new_tokens, self.n_ctx, self.num_pred_tokens)
         seeds = row_seeds(seed, len(rows))
         outputs: list[list[int]] = [[] for _ in rows]
         if max_new_tokens:
@@ -227,20 +234,6 @@ class LlamaCppDecoder:
             tokens.close()
         return new
 
-    def _rows(self, prompts, vocab: int, max_new_tokens: int) -> list[list[int]]:
-        if isinstance(prompts, (str, bytes)) or not isinstance(prompts, Sequence):
-            raise TypeError(f"prompts must be a sequence of token-id lists, got {type(prompts).__name__}")
-        rows = []
-        for i, prompt in enumerate(prompts):
-            row = [as_int(f"prompts[{i}][{j}]", t, minimum=0, maximum=vocab - 1) for j, t in enumerate(prompt)]
-            if not row:
-                raise ValueError(f"prompts[{i}] is empty: llama.cpp needs at least one token to condition on")
-            if len(row) + max_new_tokens + (self.num_pred_tokens or 0) > self.n_ctx:
-                raise ValueError(f"prompts[{i}] has {len(row)} tokens: with max_new_tokens={max_new_tokens} and "
-                                 f"num_pred_tokens={self.num_pred_tokens} it does not fit n_ctx={self.n_ctx}")
-            rows.append(row)
-        return rows
-
     def speculation_counts(self) -> dict | None:
         """Cumulative counts since the decoder was built: ``drafts`` (verification steps with at least one drafted
         token), ``draft_tokens`` (drafted tokens evaluated by the target in those steps) and ``accepted_tokens``
@@ -260,6 +253,22 @@ class LlamaCppDecoder:
 
     def __repr__(self) -> str:
         return f"LlamaCppDecoder({self.model_path!r}, {self.settings})"
+
+
+def _checked_rows(prompts, vocab: int, max_new_tokens: int, n_ctx: int, num_pred_tokens: int | None) -> list[list[int]]:
+    """The rows of a call as token-id lists, each fitting the context with its new tokens and drafts."""
+    if isinstance(prompts, (str, bytes)) or not isinstance(prompts, Sequence):
+        raise TypeError(f"prompts must be a sequence of token-id lists, got {type(prompts).__name__}")
+    rows = []
+    for i, prompt in enumerate(prompts):
+        row = [as_int(f"prompts[{i}][{j}]", t, minimum=0, maximum=vocab - 1) for j, t in enumerate(prompt)]
+        if not row:
+            raise ValueError(f"prompts[{i}] is empty: llama.cpp needs at least one token to condition on")
+        if len(row) + max_new_tokens + (num_pred_tokens or 0) > n_ctx:
+            raise ValueError(f"prompts[{i}] has {len(row)} tokens: with max_new_tokens={max_new_tokens} and "
+                             f"num_pred_tokens={num_pred_tokens} it does not fit n_ctx={n_ctx}")
+        rows.append(row)
+    return rows
 
 
 def _count_acceptance(llm, counts: dict) -> None:
