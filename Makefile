@@ -86,7 +86,8 @@ peers: $(PEERS_VENV)/.installed $(LLAMA_VENV)/.installed
 	HF_HUB_OFFLINE=1 $(PEERS_PY) -m pytest -m "peers and not slow" $(wildcard peers/test_vllm_*.py) -p no:randomly --specdec-tv $(PEERS_TV) --specdec-alpha $(PEERS_ALPHA) -s
 	HF_HUB_OFFLINE=1 $(LLAMA_PY) -m pytest -m "peers and not slow" $(wildcard peers/test_llama_cpp*.py) -p no:randomly --specdec-alpha $(PEERS_ALPHA) -s
 
-# The peers checks that go lower in TV (about 30 minutes): the A/B checks of vLLM's server and llama.cpp at n = 6,000-8,000 per side.
+# The peers checks that go lower in TV, and the soak (about 55 minutes): the A/B checks of vLLM's server and llama.cpp at
+# n = 6,000-8,000 per side, and a 20-minute check of vLLM's server under a fault every 3 minutes (restarts included).
 peers-slow: $(PEERS_VENV)/.installed $(LLAMA_VENV)/.installed
 	HF_HUB_OFFLINE=1 $(PEERS_PY) -m pytest -m "peers and slow" $(wildcard peers/test_vllm_*.py) -p no:randomly --specdec-alpha $(PEERS_ALPHA) -s
 	HF_HUB_OFFLINE=1 $(LLAMA_PY) -m pytest -m "peers and slow" peers/test_llama_cpp.py -p no:randomly --specdec-alpha $(PEERS_ALPHA) -s

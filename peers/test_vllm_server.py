@@ -33,8 +33,10 @@ import pytest
 
 import specdec as sd
 from fixtures import vllm_server, vllm_subjects
+from fixtures.fault_proxy import FaultProxy
 from specdec.adapters.openai.client import OpenAICompletionsDecoder
 from specdec.adapters.openai.process import ServerProcess, free_port
+from specdec.adapters.openai.retries import RetryPolicy
 from specdec.adapters.vllm.server import vllm_server_argv
 from specdec.decoding.models import smollm2_dir
 
@@ -46,6 +48,9 @@ N_PASS = 1400  # per side: ~3.5 min at the measured rates, TV ~0.17
 N_FAIL = 400  # per side: the shipped bug is far larger than the TV this reaches (~0.3)
 N_LAW = 600  # one server against the exact law
 N_SLOW = 6000  # per side, -m "peers and slow" (make peers-slow): about 15 minutes, TV about 0.08
+N_FAULTS = 600  # per side, the check under a deployment's faults (issue 31): about 3-4 minutes with a restart
+SOAK_SECONDS = 1200  # make peers-slow: a 20-minute check with a fault every FAULT_EVERY seconds
+FAULT_EVERY = 180
 # name: (speculative_config, #55005 workaround, the core its engine is pinned to)
 SERVERS = {"plain": (None, False, "0"), "ngram": (vllm_subjects.NGRAM, False, "1"), "ngram_fixed": (vllm_subjects.NGRAM, True, "1")}
 
@@ -156,3 +161,120 @@ def test_the_servers_are_gone_after_the_module(servers):
     """The fixture stops them by process id; here: their process groups are alive while in use."""
     for server in servers.values():
         os.killpg(server.pid, 0)
+
+
+class _RestartedAt:
+    """The subject, with its server SIGKILLed and restarted on its port while call ``call`` is in flight."""
+
+    def __init__(self, decoder, server: ServerProcess, call: int) -> None:
+        self.decoder, self.server, self.call, self.calls, self.pids, self.timer = decoder, server, call, 0, [server.pid], None
+        self.num_draft_tokens = None
+
+    def restart(self) -> None:
+        self.server.restart(kill=True, down=1.0)
+        self.pids.append(self.server.pid)
+
+    def __call__(self, prompts, max_new_tokens, seed):
+        self.calls += 1
+        if self.calls == self.call:
+            import threading
+
+            self.timer = threading.Timer(2.0, self.restart)
+            self.timer.start()
+        return self.decoder(prompts, max_new_tokens, seed)
+
+    def speculation_counts(self):
+        return self.decoder.speculation_counts()
+
+
+def _faulty_subject(proxy: FaultProxy) -> OpenAICompletionsDecoder:
+    return OpenAICompletionsDecoder(proxy.base_url, MODEL, sampling=vllm_subjects.SAMPLING, samples_per_request=32, max_in_flight=4,
+                                    request_timeout=600, name="vLLM server (ngram_fixed) behind the fault proxy",
+                                    retry=RetryPolicy(budget=500.0, first=0.5, longest=10.0))
+
+
+def _seeds_once(client: OpenAICompletionsDecoder, report) -> None:
+    """Every request whose answer was used, once; together they hold the subject's samples."""
+    used = [seed for seed, _ in client.answered]
+    assert len(used) == len(set(used)), "a request counted twice"
+    assert sum(n for _, n in client.answered) == report.samples // 2, (sum(n for _, n in client.answered), report.samples)
+
+
+def test_the_checked_server_survives_a_deployments_faults(servers, specdec_budget):
+    """The speculative server (with the workaround) behind a fault proxy: throttled (429, 503 with Retry-After),
+    connections reset after the work was done, a slow phase, and SIGKILLed and restarted on its port mid-check.
+    The check retries what failed in transport with the same seeds: PASS, each request counted once (issue 31)."""
+    server = servers["ngram_fixed"]
+    with FaultProxy(server.base_url) as proxy:
+        client = _faulty_subject(proxy)
+        for kind in ("throttle", "unavailable", "reset"):
+            proxy.inject(kind, count=2)
+        proxy.inject("slow", count=2, delay=10.0)
+        subject = _RestartedAt(client, server, call=3)
+        report = sd.check_ab(subject, decoder(servers, "plain"), [vllm_subjects.PROMPT], length=2, n=N_FAULTS, tv=0.3,
+                             max_new_tokens=2, rows_per_call=128, seed=25, budget=specdec_budget,
+                             name="vLLM server, n-gram with the workaround, under faults, vs no speculation")
+        subject.timer.join()
+    keep("ngram_fixed-under-faults", report)
+    print(f"faults delivered {dict(proxy.injected_total)}; {len(client.faults)} transport failures retried; restart: pid "
+          f"{subject.pids[0]} -> {subject.pids[-1]}; {len(client.answered)} requests used, {len(proxy.served)} forwarded")
+    assert report.verdict == "PASS", report.format()
+    assert len(subject.pids) == 2 and subject.pids[0] != subject.pids[1]
+    assert set(proxy.injected_total) == {"throttle", "unavailable", "reset", "slow"}
+    assert {"HTTP 429", "HTTP 503"} <= set(client.faults) and {"RemoteDisconnected", "ConnectionResetError"} & set(client.faults), \
+        client.faults
+    _seeds_once(client, report)
+    assert report.speculation["drafts"] > 50, report.speculation  # counted across the restart
+
+
+def _rss_mib() -> float:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+@pytest.mark.slow
+def test_a_twenty_minute_check_under_recurring_faults_keeps_its_verdict_and_every_sample(servers, specdec_budget):
+    """The soak run (make peers-slow): a check with a 20-minute budget while a fault comes every 3 minutes -
+    throttling, resets, a slow phase, and a SIGKILL and restart of the server.  The verdict stands, no sample is
+    lost or doubled (per request seed), and this process's memory stays flat."""
+    import threading
+
+    server = servers["ngram_fixed"]
+    stop, schedule = threading.Event(), [("throttle", 5), ("reset", 5), ("restart", 0), ("unavailable", 5), ("slow", 5), ("restart", 0)]
+    restarts: list[int] = []
+    rss_start = _rss_mib()
+    with FaultProxy(server.base_url) as proxy:
+        client = _faulty_subject(proxy)
+
+        def faults():
+            for kind, count in schedule:
+                if stop.wait(FAULT_EVERY):
+                    return
+                if kind == "restart":
+                    server.restart(kill=True, down=1.0)
+                    restarts.append(server.pid)
+                else:
+                    proxy.inject(kind, count=count, delay=10.0)
+
+        injector = threading.Thread(target=faults, daemon=True)
+        injector.start()
+        started = time.perf_counter()
+        report = sd.check_ab(client, decoder(servers, "plain"), [vllm_subjects.PROMPT], length=2, time_budget=SOAK_SECONDS,
+                             tv=None, max_new_tokens=2, rows_per_call=128, seed=26, budget=specdec_budget,
+                             name="vLLM server, n-gram with the workaround, 20 minutes under recurring faults, vs no speculation")
+        stop.set()
+        injector.join()
+    rss_end = _rss_mib()
+    figures = {"seconds": time.perf_counter() - started, "requests_used": len(client.answered), "requests_forwarded": len(proxy.served),
+               "faults_delivered": dict(proxy.injected_total), "restarts": len(restarts), "transport_failures_retried": len(client.faults),
+               "samples": report.samples, "verdict": report.verdict, "reached_tv": report.reached_tv, "rss_mib_start": rss_start,
+               "rss_mib_end": rss_end, "speculation": report.speculation}
+    (REPORTS / "soak.json").write_text(json.dumps(figures, indent=2))
+    keep("soak", report)
+    print("soak:", json.dumps(figures))
+    assert report.verdict in ("PASS", "INCONCLUSIVE"), report.format()
+    assert restarts and set(proxy.injected_total) >= {"throttle", "reset", "unavailable", "slow"}
+    _seeds_once(client, report)
+    assert rss_end - rss_start < 150, (rss_start, rss_end)

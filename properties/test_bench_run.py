@@ -58,6 +58,13 @@ TOY = textwrap.dedent('''
 
 
     lone = Toy(4)
+    answer = 42
+
+
+    def broken(num_draft_tokens):
+        def decoder(prompts, max_new_tokens, seed):
+            raise RuntimeError("the engine fell over\\nCUDA error: device-side assert triggered")
+        return decoder
 ''')
 
 FIXTURE_TEST = textwrap.dedent('''
@@ -184,6 +191,22 @@ def test_bench_run_refuses_a_bad_subject_before_running(toy_module):
     assert bad.returncode == 2 and "has no attribute 'nothing'" in bad.stderr
     twinless = _cli(toy_module, "run", "toy_engine:lone")
     assert twinless.returncode == 2 and "without a twin" in twinless.stderr
+
+
+def test_bench_run_of_a_subject_that_is_not_callable_says_what_it_is(toy_module):
+    done = _cli(toy_module, "run", "toy_engine:answer")
+    assert done.returncode == 2 and "toy_engine:answer is int 42, not a benchmark subject" in done.stderr, done.stderr
+    assert "without a twin" not in done.stderr
+
+
+def test_bench_run_of_a_subject_that_raises_is_one_error_line_and_exit_3(toy_module):
+    """As specdec check says it: one line naming the case and the exception's last line, no pytest dump (issue 31)."""
+    done = _cli(toy_module, "run", "toy_engine:broken", "--kinds", "qa", "multi-turn", "--k", "2", "--rounds", "1",
+                "--new-tokens", "4", "--storage", "st", "--latest", "latest")
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert done.stderr.strip().splitlines() == [
+        "ERROR: the subject raised during case qa-K2-B1 of toy_engine:broken: RuntimeError: CUDA error: device-side assert triggered"]
+    assert "Traceback" not in done.stdout and "FAILURES" not in done.stdout and len(done.stdout.splitlines()) <= 5, done.stdout
 
 
 def test_the_pytest_fixture_form(toy_module):

@@ -144,3 +144,10 @@ def test_two_decoders_are_checked_against_each_other(tmp_path, capsys):
     report = document["subjects"][0]
     assert code == 0 and report["level"] == "A/B (two samples)" and report["verdict"] in ("PASS", "INCONCLUSIVE"), capsys.readouterr().out
     assert report["checks"][0]["n"] == 800 and report["speculation"]["drafts"] > 0
+
+
+def test_compare_on_subnormal_laws_answers(capsys):
+    """Laws with 5e-324 entries are laws: compare answers (issue 31: exit 2, "cannot convert float NaN to integer")."""
+    assert main(["compare", "--target", "5e-324,1", "--draft", "1,5e-324"]) == 0
+    out = capsys.readouterr().out
+    assert "MSS iid" in out and "nan" not in out.lower() and "inf" not in out.lower()

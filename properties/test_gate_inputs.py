@@ -99,6 +99,16 @@ def test_gate_judges_what_compares_and_lists_what_is_missing(tmp_path, capsys):
     assert "2 comparisons: 0 failing, 0 improved; 2 missing (listed above)" in out
 
 
+def test_a_ratio_the_current_run_dropped_fails_the_gate(tmp_path, capsys):
+    """The newer run keeps its exact metric but no longer stores the speedup ratio: not a pass (issue 31)."""
+    cur_data = run_data()
+    del cur_data["benchmarks"][0]["extra_info"]["ratios"]["speedup"]
+    code, out, _ = gate(capsys, write(tmp_path, "base.json", run_data()), write(tmp_path, "cur.json", cur_data))
+    assert code == exit_codes.FAIL, out
+    assert f"DROPPED     {NAME} speedup: in the baseline run, not in the current one" in out
+    assert "1 failing" in out
+
+
 def test_a_regression_still_fails_beside_missing_benchmarks(tmp_path, capsys):
     base_data = run_data()
     extra = copy.deepcopy(base_data["benchmarks"][0])

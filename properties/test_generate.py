@@ -110,7 +110,8 @@ def _target():
         (dict(max_new_tokens=0), "max_new_tokens must be an integer >= 1"),
         (dict(eos_token_id=VOCAB), "eos_token_id must be an integer <= 7, got 8"),
         (dict(seed=None), "randomness is an argument"),
-        (dict(verifier="fast"), "'fast' is not a chain scheme; registered: token, block"),
+        (dict(verifier="fast"), "verifier: 'fast' is not a chain scheme; registered: token, block"),
+        (dict(verifier="greedy"), "^verifier: 'greedy' is not a chain scheme"),  # the argument named (issue 31)
         (dict(num_draft_tokens=1.5), "num_draft_tokens must be an integer, got float"),
         (dict(max_new_tokens=True), "max_new_tokens must be an integer, got the bool"),
     ],

@@ -109,3 +109,12 @@ def test_bad_inputs_are_clear_errors():
         md.distinct_children_law(TARGET, [-1])
     with pytest.raises(ValueError, match="too many to enumerate"):
         md.kseq_law(torch.full((50,), 0.02, dtype=torch.float64), torch.full((50,), 0.02, dtype=torch.float64), 4)
+
+
+@pytest.mark.parametrize("k", [1, 2, 3, 10])
+@pytest.mark.parametrize("tiny", [5e-324, 1e-320, 2.2e-308, 1e-300])
+def test_mss_acceptance_holds_with_subnormal_draft_probabilities(k, tiny):
+    """p = (1/2, 1/2), q = (1 - tiny, tiny): r_2 is the point mass on token 1 and every later TV(r_s, q) is
+    1 - tiny, so the acceptance is 1/2 to within tiny at every k (issue 31: -inf at k = 1, NaN after)."""
+    assert md.mss_acceptance([0.5, 0.5], [1.0, tiny], k) == pytest.approx(0.5, abs=1e-12)
+    assert md.mss_acceptance([tiny, 1.0], [1.0, tiny], k) == pytest.approx(0.0, abs=1e-12)

@@ -134,7 +134,7 @@ def test_exit_codes_mean_one_thing_each(subject_module):
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
-def test_an_interrupted_check_keeps_a_whole_marked_report_and_the_previous_file_until_then(subject_module, sig):
+def test_an_interrupted_check_keeps_a_whole_marked_report_current_while_it_samples(subject_module, sig):
     path = subject_module / "report.json"
     path.write_text(json.dumps({"previous": True}))
     process = subprocess.Popen([sys.executable, "-m", "specdec", "check", "theirs:slow", "--tv", "0.001", "--device", "cpu",
@@ -143,8 +143,10 @@ def test_an_interrupted_check_keeps_a_whole_marked_report_and_the_previous_file_
     deadline = time.time() + 60
     while "estimated sampling time" not in process.stdout.readline() and time.time() < deadline:
         pass  # the plan is printed before sampling starts
-    time.sleep(1.0)
-    assert json.loads(path.read_text()) == {"previous": True}  # nothing written while sampling
+    time.sleep(4.0)  # the document is kept current while the run samples: whole, marked RUNNING, with the checkpoint
+    running = json.loads(path.read_text())
+    assert running["complete"] is False and running["verdict"] == "RUNNING", running.get("verdict")
+    assert running["subjects"][-1]["verdict"] == "RUNNING" and running["subjects"][-1]["resume"]["streams"]
     process.send_signal(sig)
     out, err = process.communicate(timeout=60)
     assert process.returncode == exit_codes.INTERRUPTED, out + err
@@ -190,3 +192,77 @@ def test_atomic_writes_keep_devices_and_follow_links(tmp_path):
     assert link.is_symlink() and target.read_text() == "new"
     with pytest.raises(IsADirectoryError):
         atomic_write_text(tmp_path, "x")
+
+
+INTERRUPTED_AT = """
+import os, signal, sys, runpy
+delay, sys.argv = float(sys.argv[1]), ["specdec", "check", "--only", "verifiers", "--json", sys.argv[2]]
+signal.signal(signal.SIGALRM, lambda *_: os.kill(os.getpid(), signal.SIGINT))  # Ctrl-C, delay seconds from now
+signal.setitimer(signal.ITIMER_REAL, delay)
+runpy.run_module("specdec", run_name="__main__")  # python -m specdec, the interpreter already started
+"""
+
+
+@pytest.mark.parametrize("delay", [0.05, 0.2, 0.5, 1.0])
+def test_ctrl_c_at_any_moment_of_the_start_exits_130_without_a_traceback(tmp_path, delay):
+    """While the library is imported (the first second or so) Ctrl-C is an interruption like any other:
+    exit 130 and one line (issue 31: it printed a KeyboardInterrupt traceback, exit -2).  The few
+    milliseconds in which Python itself starts and finds the package are Python's own."""
+    done = subprocess.run([sys.executable, "-c", INTERRUPTED_AT, str(delay), str(tmp_path / "r.json")], cwd=tmp_path,
+                          capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=str(ROOT)), timeout=120)
+    assert done.returncode == exit_codes.INTERRUPTED, (delay, done.returncode, done.stdout, done.stderr)
+    assert "Traceback" not in done.stderr and done.stderr.strip().splitlines()[-1].endswith("interrupted"), done.stderr
+
+
+RENAME_INTERRUPTED = """
+import os, sys
+real = os.replace
+def replace(src, dst):  # Ctrl-C arrives while the final report is renamed into place
+    if str(dst).endswith("report.json"):
+        raise KeyboardInterrupt
+    return real(src, dst)
+os.replace = replace
+sys.argv = ["specdec", "check", "theirs:ok", "--tv", "0.3", "--device", "cpu", "--json", "report.json"]
+from specdec.cli import console_main
+console_main()
+"""
+
+
+def test_ctrl_c_during_the_final_rename_exits_130_and_leaves_the_previous_file_whole(subject_module):
+    path = subject_module / "report.json"
+    path.write_text(json.dumps({"previous": True}))
+    done = subprocess.run([sys.executable, "-c", RENAME_INTERRUPTED], cwd=subject_module, capture_output=True, text=True,
+                          env=dict(os.environ, PYTHONPATH=f"{ROOT}:{subject_module}"), timeout=300)
+    assert done.returncode == exit_codes.INTERRUPTED, done.stdout + done.stderr
+    assert "Traceback" not in done.stderr and done.stderr.strip().splitlines()[-1] == "specdec check: interrupted"
+    assert json.loads(path.read_text()) == {"previous": True}
+
+
+def test_a_stopped_cli_check_resumes_to_the_counts_and_verdict_of_an_uninterrupted_run(subject_module):
+    """Killed (SIGKILL: no handler runs) while it samples, then continued with --resume: the same counts, statistics,
+    p-values and verdict as the run that was never stopped (issue 31)."""
+    args = ["theirs:slow", "--tv", "0.02", "--device", "cpu", "--chunk-size", "20000", "--seed", "5"]
+    whole = run_cli([*args, "--json", "whole.json"], subject_module)
+    assert whole.returncode == exit_codes.OK, whole.stdout + whole.stderr
+    process = subprocess.Popen([sys.executable, "-m", "specdec", "check", *args, "--json", "part.json"], cwd=subject_module,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    deadline = time.time() + 120
+    while time.time() < deadline:  # the first checkpoint written while it samples
+        time.sleep(0.5)
+        if (subject_module / "part.json").exists() and json.loads((subject_module / "part.json").read_text())["subjects"]:
+            break
+    time.sleep(2.5)
+    process.kill()
+    process.communicate(timeout=60)
+    stopped = json.loads((subject_module / "part.json").read_text())
+    assert stopped["verdict"] == "RUNNING" and stopped["subjects"][-1]["resume"]["streams"]
+    resumed = run_cli([*args, "--json", "resumed.json", "--resume", "part.json"], subject_module)
+    assert resumed.returncode == exit_codes.OK, resumed.stdout + resumed.stderr
+    a = json.loads((subject_module / "whole.json").read_text())["subjects"][0]
+    b = json.loads((subject_module / "resumed.json").read_text())["subjects"][0]
+    assert (a["verdict"], a["samples"]) == (b["verdict"], b["samples"])
+    assert [(c["name"], c["n"], c["statistic"], c["pvalue"]) for c in a["checks"]] == \
+           [(c["name"], c["n"], c["statistic"], c["pvalue"]) for c in b["checks"]]
+    assert any(note.startswith("resumed from a checkpoint:") for note in b["notes"])
+    other = run_cli([*args[:-1], "6", "--json", "other.json", "--resume", "part.json"], subject_module)
+    assert other.returncode == exit_codes.USAGE and "seed: 5 in the checkpoint, 6 now" in other.stderr, other.stderr

@@ -176,3 +176,55 @@ def test_vllm_argv_and_argument_checks():
         ServerProcess(["x"], port=1, ready_path="v1/models")
     with pytest.raises(ValueError, match="startup_timeout"):
         ServerProcess(["x"], port=1, startup_timeout=0)
+
+
+class KilledAt:
+    """The client, with its server SIGKILLed while call ``call`` is in flight and restarted on the same port."""
+
+    def __init__(self, client, server, call: int) -> None:
+        self.client, self.server, self.call, self.calls, self.pids = client, server, call, 0, [server.pid]
+        self.restart = None
+
+    def __call__(self, prompts, max_new_tokens, seed):
+        self.calls += 1
+        if self.calls == self.call:
+            import threading
+
+            def restart():
+                self.server.restart(kill=True, down=1.0)
+                self.pids.append(self.server.pid)
+
+            self.restart = threading.Timer(0.1, restart)
+            self.restart.start()
+        return self.client(prompts, max_new_tokens, seed)
+
+
+def test_a_server_killed_mid_check_and_restarted_on_its_port_loses_and_doubles_nothing():
+    """SIGKILL of the server process while requests are in flight, a new process on the same port a second
+    later: the check retries what was cut (same seeds) and ends with the counts of an undisturbed run (issue 31)."""
+    import specdec as sd
+    from fixtures.fake_server import MODEL, target_law
+    from specdec.adapters.openai.client import OpenAICompletionsDecoder
+    from specdec.adapters.openai.retries import RetryPolicy
+
+    settings = sd.RunSettings(n=600, chunk_size=100, seed=8, tv=None, name="fake server process")
+    reports, clients = [], []
+    for disturbed in (False, True):
+        port = free_port()
+        with ServerProcess(fake_argv(port, "--delay", "0.3"), port=port, env=ENV) as server:
+            client = OpenAICompletionsDecoder(server.base_url, MODEL, samples_per_request=25, max_in_flight=4,
+                                              retry=RetryPolicy(budget=60.0, first=0.1, longest=1.0))
+            subject = KilledAt(client, server, call=3) if disturbed else client
+            reports.append(sd.check_decoder(subject, target_law(), [[1, 2, 0], [3, 3]], length=2, max_new_tokens=2,
+                                            settings=settings))
+            if disturbed:
+                subject.restart.join()
+                assert len(subject.pids) == 2 and subject.pids[0] != subject.pids[1] and gone(subject.pids[0])
+            clients.append(client)
+    whole, killed = reports
+    assert killed.verdict == whole.verdict and killed.samples == whole.samples, killed.format()
+    assert [(c.statistic, c.pvalue) for c in killed.checks] == [(c.statistic, c.pvalue) for c in whole.checks]
+    faults = clients[1].faults
+    assert {"ConnectionRefusedError", "RemoteDisconnected", "ConnectionResetError"} & set(faults), faults
+    used = [seed for seed, _ in clients[1].answered]
+    assert len(used) == len(set(used)) == len(clients[0].answered)

@@ -19,6 +19,7 @@ cheaply.  ``budget`` and ``console`` are checked by what they do (an ``allot`` m
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
@@ -46,6 +47,10 @@ class RunSettings:
     ``device``: where verifiers' drafts, calls and counting run (default: CUDA when available).
     ``console``: where the plan and progress go (default: a terminal's stderr).  ``name``: the report's
     subject.  ``call_timeout``: seconds one call of the subject may take (None: no limit).
+    ``checkpoint``: where the campaign's counts are written as it goes (a path, replaced atomically, or
+    a callable given the checkpoint dict); ``resume``: a checkpoint to continue (a path or a dict: a
+    checkpoint, a report's JSON, or a ``specdec check --json`` document) - the same subject, settings
+    and seed, or a ValueError naming the difference (:mod:`specdec.conformance.checkpoints`).
     """
 
     tv: float | None = 0.01
@@ -60,6 +65,8 @@ class RunSettings:
     console: Any = None
     name: str | None = None
     call_timeout: float | None = DEFAULT_CALL_TIMEOUT
+    checkpoint: Any = None
+    resume: Any = None
 
     def __post_init__(self) -> None:
         set_ = lambda field, value: object.__setattr__(self, field, value)  # noqa: E731
@@ -84,6 +91,10 @@ class RunSettings:
             raise TypeError(f"budget must be a specdec.conformance.ErrorBudget or None, got {type(self.budget).__name__}")
         if self.console is not None and not all(callable(getattr(self.console, m, None)) for m in ("say", "progress")):
             raise TypeError(f"console must be a specdec.conformance.Console or None, got {type(self.console).__name__}")
+        if self.checkpoint is not None and not (callable(self.checkpoint) or isinstance(self.checkpoint, (str, os.PathLike))):
+            raise TypeError(f"checkpoint must be a path, a callable or None, got {type(self.checkpoint).__name__}")
+        if self.resume is not None and not isinstance(self.resume, (str, os.PathLike, dict)):
+            raise TypeError(f"resume must be a path, a checkpoint dict or None, got {type(self.resume).__name__}")
 
     def replace(self, **changes) -> "RunSettings":
         """A validated copy with ``changes``; an unknown field is a TypeError naming it."""

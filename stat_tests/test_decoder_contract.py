@@ -30,12 +30,34 @@ def test_eos_on_the_cli(subject, tmp_path, capsys, specdec_budget):
     assert json.loads(path.read_text())["subjects"][0]["verdict"] == "PASS"
 
 
-def test_without_eos_a_decoder_that_stops_fails_on_support_naming_the_sequences(capsys):
+def test_without_eos_a_decoder_that_stops_early_broke_its_protocol(capsys):
+    """Rows shorter than asked with no EOS in them are not a law the check can judge but a broken Protocol:
+    ERROR naming the call (issue 31; it was a FAIL on support)."""
     argv = ["check", "fixtures.subjects:eos_decoder", *CLI, "--length", "3", "--tv", "0.1", "--json", "/dev/null"]
-    assert main(argv) == 1
+    assert main(argv) == 3
     out = capsys.readouterr().out
-    assert "support (outcomes of probability 0 observed)" in out and "outside the support (e.g. [" in out
-    assert "where: position" in out and "no observed prefix" not in out
+    assert "ERROR: the subject broke its Protocol during a call of 32 rows (16 per prompt x 2), max_new_tokens=5" in out
+    assert "tokens for max_new_tokens=5, with no EOS (no eos_token_id given to the check)" in out and "0 FAIL, 1 ERROR" in out
+
+
+class _OutOfVocabulary:
+    """The tiny loop, with every token of the second row moved out of the target's vocabulary (V = 8)."""
+
+    def __call__(self, prompts, max_new_tokens, seed):
+        rows = subjects.my_decoder(prompts, max_new_tokens, seed)
+        return [row if i != 1 else [t + 8 for t in row] for i, row in enumerate(rows)]
+
+
+def test_ids_outside_the_vocabulary_and_short_rows_are_errors_in_both_checks():
+    target = subjects.tiny_target()
+    report = sd.check_decoder(_OutOfVocabulary(), target, PROMPTS, length=2, n=200, max_new_tokens=2)
+    assert report.verdict == "ERROR" and report.error["kind"] == "contract", report.format()
+    assert "outside the vocabulary [0, 8)" in report.summary() and "max_new_tokens=2" in report.summary()
+    ab = sd.check_ab(_OutOfVocabulary(), subjects.my_decoder, PROMPTS, length=2, n=200, max_new_tokens=2, vocab_size=8)
+    assert ab.verdict == "ERROR" and "a call of the subject" in ab.summary() and "outside the vocabulary" in ab.summary()
+    short = lambda prompts, max_new_tokens, seed: [row[:1] for row in subjects.my_decoder(prompts, max_new_tokens, seed)]  # noqa: E731
+    cut = sd.check_ab(subjects.my_decoder, short, PROMPTS, length=2, n=200, max_new_tokens=2)
+    assert cut.verdict == "ERROR" and "a call of the reference" in cut.summary() and "with no EOS" in cut.summary(), cut.summary()
 
 
 def test_full_blocks_are_verified_at_the_tested_positions(specdec_budget):

@@ -74,7 +74,7 @@ def test_crossed_answers_between_requests_of_one_prompt_are_invisible_to_a_law_c
                                          ("hang", "no answer within request_timeout=0.5 s")])
 def test_a_broken_server_is_an_error_that_names_the_request(fault, says):
     with FakeServer(fault) as server:
-        decoder = client(server, request_timeout=0.5)
+        decoder = client(server, request_timeout=0.5, retry=1.0)  # a hang is retried, within a budget of 1 s
         report = sd.check_decoder(decoder, target_law(), PROMPTS, length=2, max_new_tokens=2, n=200, seed=15, name=f"fake {fault}")
     assert report.verdict == "ERROR", report.format()
     message = report.error["message"]
@@ -84,10 +84,11 @@ def test_a_broken_server_is_an_error_that_names_the_request(fault, says):
 
 def test_a_refused_connection_is_an_error():
     port = free_port()  # nothing listens there
-    decoder = OpenAICompletionsDecoder(f"http://127.0.0.1:{port}", MODEL)
+    decoder = OpenAICompletionsDecoder(f"http://127.0.0.1:{port}", MODEL, retry=2.0)
     report = sd.check_decoder(decoder, target_law(), PROMPTS, length=2, max_new_tokens=2, n=100, seed=16)
     assert report.verdict == "ERROR", report.format()
     assert f"127.0.0.1:{port}/v1/completions" in report.error["message"] and "refused" in report.error["message"].lower()
+    assert "gave up after" in report.error["message"] and "the retry budget is 2 s" in report.error["message"]
     assert decoder.speculation_counts() is None and "127.0.0.1" in decoder.metrics_error
 
 

@@ -18,8 +18,11 @@ Deterministic metrics (seeded acceptance and tokens per step, ``extra_info["exac
 compared exactly: any change fails, because the same seed on the same machine must give the
 same counts.  Compare runs from one machine (the gate warns when the machine info differs).
 
-A benchmark, or a metric of a benchmark, present in one run only is a ``missing`` finding that
-says which run holds it; it is listed, not judged.  When nothing is left to judge,
+A benchmark present in one run only is a ``missing`` finding that says which run holds it; it is
+listed, not judged (a run of a subset of the suite compares on what it ran).  A metric of a benchmark
+present in both runs that the current run no longer holds is ``dropped``: a measurement that stopped
+being made is not a pass, so it fails the gate like a regression; a metric only the current run holds
+is ``missing`` (new), listed.  When nothing is left to judge,
 :func:`nothing_to_judge` says why (an empty run, no shared benchmark, no shared metric): the
 command line exits NO_VERDICT rather than passing on nothing.  The ratios themselves were checked
 finite and positive when the run was loaded (:func:`specdec.bench.history.load_run`).
@@ -39,7 +42,7 @@ from .history import Run
 class Finding:
     benchmark: str
     metric: str
-    verdict: str  # "ok", "regression", "improvement", "changed", "missing"
+    verdict: str  # "ok", "regression", "improvement", "changed", "dropped", "missing"
     baseline: float | None = None
     current: float | None = None
     low: float | None = None  # interval on current / baseline
@@ -49,13 +52,18 @@ class Finding:
 
     @property
     def judged(self) -> bool:
-        return self.verdict != "missing"
+        """A comparison ran (a dropped metric compares nothing: it fails the gate only beside a comparison that ran,
+        otherwise there is nothing to judge)."""
+        return self.verdict not in ("missing", "dropped")
 
     def line(self) -> str:
         if self.exact:
             return f"{self.verdict.upper():11s} {self.benchmark} {self.metric}: {self.baseline!r} -> {self.current!r} (exact metric)"
         if self.verdict == "missing":
             return f"MISSING     {' '.join(filter(None, (self.benchmark, self.metric)))}: only in the {self.only_in} run"
+        if self.verdict == "dropped":
+            return (f"DROPPED     {self.benchmark} {self.metric}: in the baseline run, not in the current one "
+                    "(a measurement the current run no longer makes fails the gate)")
         return (f"{self.verdict.upper():11s} {self.benchmark} {self.metric}: {self.baseline:.4g} -> {self.current:.4g} "
                 f"(x{self.current / self.baseline:.3f}, interval [{self.low:.3f}, {self.high:.3f}])")
 
@@ -105,7 +113,8 @@ def compare_runs(baseline: Run, current: Run, *, margin: float = 0.2, confidence
 
 
 def _missing(name: str, old: dict, new: dict) -> list[Finding]:
-    return [Finding(name, metric, "missing", only_in="baseline" if metric in old else "current")
+    """Metrics of a benchmark in both runs held by one run only: dropped (baseline only) or missing (new)."""
+    return [Finding(name, metric, "dropped" if metric in old else "missing", only_in="baseline" if metric in old else "current")
             for metric in sorted(set(old) ^ set(new))]
 
 

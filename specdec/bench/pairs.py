@@ -139,6 +139,9 @@ def resolve_subject(obj, *, num_draft_tokens: int | None = None, twin=None, name
         base = _name_of(obj, "subject")
         autoregressive = build(twin, 0) if is_factory(twin) else (twin if twin is not None else build(obj, 0))
         return SubjectPair(name or base, build(obj, k), autoregressive, k)
+    if not callable(obj):
+        raise TypeError(f"the subject must be a Decoder (a callable), a factory of num_draft_tokens or a BenchSubject, "
+                        f"got {type(obj).__name__} {obj!r}")
     if twin is None:
         raise ValueError(f"{type(obj).__name__} is a Decoder without a twin: pass its autoregressive twin "
                          "(--twin MODULE:ATTR), or a factory with a num_draft_tokens parameter, or an object "

@@ -3,11 +3,17 @@
 The plan arrives as JSON in ``--specdec-bench-plan`` (:class:`specdec.bench.run_plan.BenchPlan`); each
 case (prompt set, K, batch) is one test, measured by the ``specdec_bench`` fixture, so the run is
 stored by pytest-benchmark like perf/'s and read by ``specdec bench gate`` and ``plot``.
+
+A subject that raises is the run's ERROR, as in ``specdec check``: the case fails with one line naming
+the call and the exception's last line (no traceback), the line is kept in :data:`ERRORS` for the CLI
+to print, and the CLI stops the run there (``-x``).
 """
 
 from __future__ import annotations
 
 import pytest
+
+ERRORS: list[str] = []  # one line per case whose subject raised, in this process (the CLI reads and clears it)
 
 
 def _plan(config):
@@ -28,6 +34,13 @@ def test_subject(specdec_bench, bench_case, pytestconfig):
     plan = _plan(pytestconfig)
     if plan is None:
         pytest.skip("no --specdec-bench-plan: specdec bench run writes one")
-    row = specdec_bench.measure_case(plan, bench_case)
+    try:
+        row = specdec_bench.measure_case(plan, bench_case)
+    except Exception as error:  # noqa: BLE001 - the subject's exception is the subject's: one line, the ERROR verdict
+        from specdec.conformance.calls import last_line
+
+        line = f"ERROR: the subject raised during case {bench_case.id} of {plan.subject}: {last_line(error)}"
+        ERRORS.append(line)
+        pytest.fail(line, pytrace=False)
     if not row["speedup"]["median"] > 0:
         pytest.fail(f"{bench_case.id}: a speedup of {row['speedup']['median']} (the rounds' ratios: {row['ratios']})")

@@ -64,8 +64,8 @@ def gate_command(args) -> int:
     reason = nothing_to_judge(baseline, current, findings, exact=not args.no_exact)
     if reason:
         return _no_verdict("gate", f"nothing to compare: {reason}")
-    bad = [f for f in findings if f.verdict in ("regression", "changed")]
-    missing = sum(not f.judged for f in findings)
+    bad = [f for f in findings if f.verdict in ("regression", "changed", "dropped")]
+    missing = sum(f.verdict == "missing" for f in findings)
     print(f"{sum(f.judged for f in findings)} comparisons: {len(bad)} failing, "
           f"{sum(f.verdict == 'improvement' for f in findings)} improved"
           + (f"; {missing} missing (listed above)" if missing else ""))
@@ -125,6 +125,7 @@ def run_command(args) -> int:
     """Build the plan, say it, and run it as a pytest session of :mod:`specdec.bench.suite` under
     pytest-benchmark (stored in ``--storage`` like ``make bench``'s runs)."""
     import tempfile
+    import warnings
 
     from ..bench.run_plan import BenchPlan
     from ..bench.pairs import import_object, is_factory
@@ -142,6 +143,10 @@ def run_command(args) -> int:
         subject = import_object(plan.subject)  # a bad SUBJECT is a usage error, before pytest starts
         if plan.twin:
             import_object(plan.twin, what="--twin")
+        elif not callable(subject) and not (hasattr(subject, "speculative") and hasattr(subject, "autoregressive")):
+            raise TypeError(f"{plan.subject} is {type(subject).__name__} {subject!r}, not a benchmark subject: name a factory with a "
+                            "num_draft_tokens parameter, an object with speculative and autoregressive attributes, or a "
+                            "Decoder (a callable) with --twin MODULE:ATTR")
         elif not (is_factory(subject) or (hasattr(subject, "speculative") and hasattr(subject, "autoregressive"))):
             raise ValueError(f"{plan.subject} is a Decoder without a twin: pass --twin MODULE:ATTR, or name a factory "
                              "with a num_draft_tokens parameter, or an object with speculative and autoregressive attributes")
@@ -156,13 +161,19 @@ def run_command(args) -> int:
         ini = Path(empty) / "pytest.ini"
         ini.write_text("[pytest]\n")
         argv = [suite.__file__, "-c", str(ini), "--rootdir", os.getcwd(), "-p", "no:cacheprovider", "-p", "no:randomly",
-                "-q", "-W", "ignore::pytest.PytestAssertRewriteWarning", "--benchmark-enable", "--benchmark-only", "--benchmark-storage", args.storage,
+                "-q", "-x", "--tb=no", "-rN", "-p", "no:warnings", "-W", "ignore::pytest.PytestAssertRewriteWarning",
+                "--benchmark-enable", "--benchmark-only", "--benchmark-storage", args.storage,
                 "--benchmark-columns=median,rounds", "--specdec-bench-plan", plan.to_json(),
                 "--specdec-bench-latest", args.latest]
         argv += [f"--benchmark-save={args.save}"] if args.save else ["--benchmark-autosave"]
-        code = pytest.main(argv)
+        suite.ERRORS.clear()
+        with warnings.catch_warnings():  # pytest-benchmark warns "not saving anything" after a run that raised
+            warnings.simplefilter("ignore")
+            code = pytest.main(argv)
     if code == 2:  # pytest's "interrupted"
         return exit_codes.INTERRUPTED
+    for line in suite.ERRORS:
+        print(line, file=sys.stderr)
     return exit_codes.OK if code == 0 else exit_codes.ERROR  # a benchmark that raised: the subject misbehaved
 
 

@@ -22,6 +22,7 @@ import sys
 from ..settings import DEFAULT_CALL_TIMEOUT
 from . import servers
 from ._args import UsageError, device, seconds, unit_interval, writable
+from .report_file import ReportFile, read_resume
 
 
 PROTOCOLS = {  # --kind: the Protocol a SUBJECT satisfies (a scheme's shape: chain, multidraft, tree), or a decoder
@@ -80,7 +81,7 @@ def _subject_report(args, console):
     else:
         subject = conforming(args.subject, resolve("SUBJECT", args.subject), args.kind)
     planned = dict(tv=args.tv, time_budget=args.budget, seed=args.seed, console=console, name=args.subject or args.server,
-                   call_timeout=args.call_timeout or None, family_alpha=args.family_alpha)
+                   call_timeout=args.call_timeout or None, family_alpha=args.family_alpha, **args.campaign)
     if servers.two_sample(args):
         reference = servers.reference_decoder(args, resolve, conforming)
         planned["name"] = f"{planned['name']} vs {args.reference or args.reference_server}"
@@ -127,9 +128,12 @@ def _validate(args) -> None:
     seconds("--hf-budget", args.hf_budget)
     if args.call_timeout is not None and not (args.call_timeout >= 0 and args.call_timeout == args.call_timeout):
         raise UsageError(f"--call-timeout must be >= 0 seconds (0: no limit), got {args.call_timeout}")
+    if args.chunk_size is not None and args.chunk_size < 1:
+        raise UsageError(f"--chunk-size must be >= 1, got {args.chunk_size}")
     if not 0 <= args.seed <= 2**63 - 1:
         raise UsageError(f"--seed must be in [0, 2**63 - 1], got {args.seed}")
     writable("--json", args.json)
+    args.resume_document = read_resume(args.resume)
     args.device = device(args.device)
     servers.validate(args)
     decoder_only = {"--target": args.target, "--prompts": args.prompts, "--eos": args.eos, "--max-new-tokens": args.max_new_tokens,
@@ -188,6 +192,9 @@ def check_command(args) -> int:
 
     _validate(args)
     console = Console.for_cli()
+    args.report_file = ReportFile(args.json, args.seed)
+    args.campaign = dict(checkpoint=args.report_file.checkpoint if args.json else None, resume=args.resume_document,
+                         chunk_size=args.chunk_size)
     if args.subject is None and args.server is None:
         from .defaults import default_subjects
 
@@ -195,12 +202,15 @@ def check_command(args) -> int:
     else:
         runs = [lambda: _subject_report(args, console)]
     rank = _process_group()
-    reports, interrupted = [], False
+    interrupted = False
+    reports = args.report_file.reports
     previous = signal.signal(signal.SIGTERM, _on_sigterm) if _main_thread() else None
     try:
         for run in runs:
             report = run()
             reports.append(report)
+            if rank == 0 and args.json:
+                args.report_file.write("RUNNING", False)
             if rank == 0:
                 print(report.format(), flush=True)
                 print(flush=True)
@@ -216,7 +226,7 @@ def check_command(args) -> int:
         return exit_codes.FAIL if any(r.verdict == "FAIL" for r in reports) else exit_codes.OK
     overall = _overall([r.verdict for r in reports], interrupted)
     if args.json:
-        _write_json(args, reports, overall, interrupted)
+        args.report_file.write(overall, not interrupted)
     tally = [f"{sum(r.verdict == v for r in reports)} {v}" for v in ("PASS", "INCONCLUSIVE", "FAIL")]
     tally += [f"{sum(r.verdict == v for r in reports)} {v}" for v in ("ERROR", "INTERRUPTED") if any(r.verdict == v for r in reports)]
     print(f"{len(reports)} subject{'' if len(reports) == 1 else 's'}: {', '.join(tally)}" + (f"; JSON written to {args.json}" if args.json else ""))
@@ -242,26 +252,6 @@ def _overall(verdicts: list[str], interrupted: bool) -> str:
     return "INCONCLUSIVE" if "INCONCLUSIVE" in verdicts else "PASS"
 
 
-def _write_json(args, reports, overall: str, interrupted: bool) -> None:
-    """One JSON object, written atomically; it says which run it is from (time, seed, command)."""
-    import datetime
-    import json
-
-    from .._io import atomic_write_text
-    from ..conformance.report import library_versions
-
-    document = {
-        "verdict": overall,
-        "complete": not interrupted,
-        "written_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        "seed": args.seed,
-        "argv": sys.argv[1:],
-        "versions": library_versions(),
-        "subjects": [r.to_dict() for r in reports],
-    }
-    atomic_write_text(args.json, json.dumps(document, indent=2) + "\n")
-
-
 def add_parser(sub) -> None:
     check = sub.add_parser("check", help="conformance reports on the embedded defaults (the main job), or on any SUBJECT")
     check.add_argument("subject", nargs="?", metavar="SUBJECT",
@@ -277,8 +267,12 @@ def add_parser(sub) -> None:
     check.add_argument("--family-alpha", type=float, default=1e-6,
                        help="false-alarm rate of each subject's report, Holm across its checks (default 1e-06)")
     check.add_argument("--seed", type=int, default=0, help="campaign seed: chunk c of stream s draws from (seed, s, c) (default 0)")
+    check.add_argument("--chunk-size", type=int, help="samples per call of the subject (default: from the stream and the device)")
     check.add_argument("--device", help="where drafts, subjects and counting run (default: cuda when available)")
-    check.add_argument("--json", default="specdec-check.json", help="where to write the JSON report, atomically (default specdec-check.json)")
+    check.add_argument("--json", default="specdec-check.json",
+                       help="where to write the JSON report, atomically; kept current while the run samples (default specdec-check.json)")
+    check.add_argument("--resume", metavar="FILE", help="a JSON report of an earlier run with the same subjects, settings and seed: "
+                                                        "continue each subject from its checkpoint (finished ones are re-judged, not re-run)")
     check.add_argument("--call-timeout", type=float, default=DEFAULT_CALL_TIMEOUT,
                        help=f"seconds one call of a subject may take before its report is ERROR; 0: no limit (default {DEFAULT_CALL_TIMEOUT:g})")
     check.add_argument("--eos", help="--kind decoder: EOS token id(s), comma-separated: absorbing, and what follows a row's first EOS is ignored")

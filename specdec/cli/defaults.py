@@ -40,14 +40,15 @@ def default_subjects(args, console) -> list:
     from ..conformance import check_decoder, check_verifier
 
     common = dict(seed=args.seed, device=args.device, console=console, call_timeout=args.call_timeout or None,
-                  family_alpha=args.family_alpha)
+                  family_alpha=args.family_alpha, **args.campaign)
     planned = dict(tv=args.tv) if args.budget is None else dict(tv=args.tv, time_budget=args.budget)
     subjects = scheme_subjects(args, common, planned)
     if args.only in (None, "verifiers"):
         from ..adapters.hf import hf_speculative_sampling
 
-        hf = dict(tv=args.tv, time_budget=args.budget or args.hf_budget, chunk_size=1024)
-        subjects.append(("hf", lambda: check_verifier(hf_speculative_sampling, name="transformers _speculative_sampling", **hf, **common)))
+        hf = dict(tv=args.tv, time_budget=args.budget or args.hf_budget)
+        hf_common = {**common, "chunk_size": args.chunk_size or 1024}
+        subjects.append(("hf", lambda: check_verifier(hf_speculative_sampling, name="transformers _speculative_sampling", **hf, **hf_common)))
     if args.only in (None, "decoders"):
 
         def decoders(which):
@@ -57,7 +58,7 @@ def default_subjects(args, console) -> list:
 
             target, draft = tiny_llama_pair(1, TinyPairConfig(vocab_size=8))
             shared = dict(prompts=[[1, 2, 3], [4, 5, 4, 5, 4]], length=2, eos_token_id=7, seed=args.seed, console=console,
-                          call_timeout=args.call_timeout or None, family_alpha=args.family_alpha)
+                          call_timeout=args.call_timeout or None, family_alpha=args.family_alpha, **args.campaign)
             if which == "ours":
                 ours = SpeculativeDecoder(target, ModelDraft(draft), num_draft_tokens=2, eos_token_id=7)
                 budgeted = dict(tv=max(args.tv, DECODER_TV)) if args.budget is None else dict(tv=max(args.tv, DECODER_TV), time_budget=args.budget)

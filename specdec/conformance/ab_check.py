@@ -106,16 +106,15 @@ def check_ab(
     asked = asked_tokens(subject, length, max_new_tokens)
     per_call = max(1, rows_per_call // len(prompts))
     stream = ab_stream(subject, reference, prompts, length=length, asked=asked, eos=eos, tv=run_settings.tv,
-                       max_n=run_settings.max_n, per_call=per_call, guard=CallGuard(run_settings.call_timeout))
+                       max_n=run_settings.max_n, per_call=per_call, guard=CallGuard(run_settings.call_timeout),
+                       vocab=vocab_size)
     notes = [f"{len(prompts)} prompt(s) interleaved in every call of either decoder; the decoders were asked for "
              f"{asked} new tokens per row and the first {length} are tested"
              + (f" (EOS {sorted(eos)} absorbing: what follows a row's first EOS is ignored)" if eos else ""),
              "the two sides draw with independent seeds; cells are the sequences either side produced"]
-    watch = SpeculationWatch({"subject": subject, "reference": reference})
     label = run_settings.name or f"{subject_name(subject)} vs {subject_name(reference)}"
-    report = run(label, "A/B (two samples)", [stream], run_settings, device=_cpu(), notes=notes)
-    watch.record(report)
-    return report
+    return run(label, "A/B (two samples)", [stream], run_settings, device=_cpu(), notes=notes,
+               watch=SpeculationWatch({"subject": subject, "reference": reference}))
 
 
 def _cpu():

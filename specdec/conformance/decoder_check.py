@@ -79,11 +79,8 @@ def check_decoder(decoder, target, prompts: Sequence[Sequence[int]], *, length: 
     described = getattr(decoder, "settings", None)
     if isinstance(described, str):
         notes.append(f"subject: {described}")
-    watch = SpeculationWatch({"subject": decoder})
-    report = run(run_settings.name or subject_name(decoder), "decoder", streams, run_settings, device=_cpu(), notes=notes,
-                 extras=extras)
-    watch.record(report, single=True)
-    return report
+    return run(run_settings.name or subject_name(decoder), "decoder", streams, run_settings, device=_cpu(), notes=notes,
+               extras=extras, watch=SpeculationWatch({"subject": decoder}, single=True))
 
 
 def _cpu():

@@ -4,8 +4,11 @@ Every check of a decoder (:func:`check_decoder`, :func:`check_ab`) and the bench
 rounds read a :class:`specdec.protocols.Decoder` through these functions:
 
 * :func:`read_rows` / :func:`tested_tokens` - a call's answer by the contract: one list of new token
-  ids per prompt row (ints, or a 1-D integer tensor or array); **after the first EOS, anything**
-  (padding, truncation, any token: ignored, E8); a row of the wrong kind is a ContractError;
+  ids per prompt row (ints, or a 1-D integer tensor or array), ``max_new_tokens`` of them, in the
+  target's vocabulary; **after the first EOS, anything** (padding, truncation, any token: ignored,
+  E8).  A row of the wrong kind, an id outside the vocabulary or a row cut short with no EOS is a
+  ContractError: the subject broke its Protocol, the report's verdict is ERROR naming the call (not a
+  FAIL of its law);
 * :func:`asked_tokens` - how many tokens a check asks for (>= the tested L: a decoder that shrinks
   its drafts near the end then verifies full blocks at the tested positions);
 * :func:`speculation_of` / :func:`speculation_delta` / :func:`speculation_note` - the counters of a
@@ -25,32 +28,45 @@ EXTRA_TOKENS = 4  # tokens asked beyond those tested when the decoder does not s
 COUNTERS = ("drafts", "draft_tokens", "accepted_tokens")
 
 
-def tested_tokens(output, length: int, eos: frozenset) -> tuple[int, ...]:
-    """The first ``length`` tokens of one output row, cut after its first EOS; a ContractError if
-    the row is not a sequence of integer token ids."""
+def tested_tokens(output, length: int, eos: frozenset, *, asked: int | None = None, vocab: int | None = None) -> tuple[int, ...]:
+    """The first ``length`` tokens of one output row, cut after its first EOS; a ContractError if the row
+    is not a sequence of integer token ids, holds an id outside [0, ``vocab``), or is shorter than the
+    ``asked`` tokens with no EOS in it (a Decoder stops early only at EOS)."""
     if hasattr(output, "tolist") and not isinstance(output, (list, tuple)):
         output = output.tolist()
     if isinstance(output, (str, bytes)) or not hasattr(output, "__len__"):
         raise ContractError(f"the decoder returned a row of type {type(output).__name__}; a Decoder returns lists of token ids")
-    tokens = []
-    for token in list(output)[:length]:
-        if isinstance(token, bool) or not isinstance(token, (int, np.integer)):
+    row = list(output)
+    stop = next((i for i, token in enumerate(row[:asked]) if _is_id(token) and int(token) in eos), None)
+    for position, token in enumerate(row[: len(row) if stop is None else stop + 1]):
+        if not _is_id(token):
             raise ContractError(f"the decoder returned a token {token!r} of type {type(token).__name__}; token ids are integers")
-        tokens.append(int(token))
-        if tokens[-1] in eos:
-            break
-    return tuple(tokens)
+        if token < 0 or (vocab is not None and token >= vocab):
+            raise ContractError(f"the decoder returned token id {int(token)} at position {position}, outside the vocabulary "
+                                f"[0, {vocab if vocab is not None else 'V'}); a Decoder returns token ids of the target's vocabulary")
+    if asked is not None and stop is None and len(row) < asked:
+        raise ContractError(f"the decoder returned a row of {len(row)} tokens for max_new_tokens={asked}, with no EOS "
+                            f"({'EOS ' + str(sorted(eos)) if eos else 'no eos_token_id given to the check'}); a Decoder returns "
+                            "max_new_tokens tokens per row unless it stops at EOS")
+    cut = row[:length] if stop is None else row[: min(length, stop + 1)]
+    return tuple(int(token) for token in cut)
 
 
-def read_rows(outputs, rows: int, length: int, eos: frozenset) -> list[tuple[int, ...]]:
-    """A decoder's answer to a call of ``rows`` rows, read by the contract: each row's tested tokens."""
+def _is_id(token) -> bool:
+    return not isinstance(token, bool) and isinstance(token, (int, np.integer))
+
+
+def read_rows(outputs, rows: int, length: int, eos: frozenset, *, asked: int | None = None, vocab: int | None = None
+              ) -> list[tuple[int, ...]]:
+    """A decoder's answer to a call of ``rows`` rows, read by the contract: each row's tested tokens
+    (:func:`tested_tokens`; ``asked`` tokens per row were asked, ids are in [0, ``vocab``))."""
     if not isinstance(outputs, (list, tuple)) or len(outputs) != rows:
         got = len(outputs) if isinstance(outputs, (list, tuple)) else type(outputs).__name__
         raise ContractError(
             f"the decoder returned {got} for {rows} prompts; a Decoder (specdec.protocols.Decoder) returns "
             "one list of new token ids per prompt"
         )
-    return [tested_tokens(o, length, eos) for o in outputs]
+    return [tested_tokens(o, length, eos, asked=asked, vocab=vocab) for o in outputs]
 
 
 def asked_tokens(decoder, length: int, max_new_tokens) -> int:
@@ -88,20 +104,33 @@ def speculation_note(head: str, spec: dict) -> str:
 
 
 class SpeculationWatch:
-    """Reads the counters of a check's decoders before it samples; :meth:`record` writes the
-    differences into the report (the subject's as ``report.speculation``, every side as a note)."""
+    """Reads the counters of a check's decoders before it samples; :meth:`record` writes the differences
+    into the report (the subject's as ``report.speculation``, every side as a note).  ``prior``: the
+    differences a checkpoint kept from the run this one continues, added to this run's."""
 
-    def __init__(self, decoders: dict) -> None:
+    def __init__(self, decoders: dict, *, single: bool = False) -> None:
         self.decoders = decoders  # role -> decoder; the first role is the subject
+        self.single = single  # one decoder: the notes say "the subject's own counters"
         self.before = {role: speculation_of(d) for role, d in decoders.items()}
+        self.prior: dict | None = None
 
-    def record(self, report, *, single: bool = False) -> None:
-        for index, (role, decoder) in enumerate(self.decoders.items()):
+    def deltas(self) -> dict:
+        """role -> the counts since the check started (prior included; None where the decoder does not count)."""
+        out = {}
+        for role, decoder in self.decoders.items():
             spec = speculation_delta(self.before[role], speculation_of(decoder))
+            earlier = (self.prior or {}).get(role)
+            if spec is not None and earlier:
+                spec = {key: spec[key] + int(earlier.get(key, 0)) for key in COUNTERS}
+            out[role] = spec if spec is not None else earlier
+        return out
+
+    def record(self, report) -> None:
+        for index, (role, spec) in enumerate(self.deltas().items()):
             if spec is None:
                 continue
             if index == 0:
                 report.speculation = spec
-            head = "speculation during the check (the subject's own counters)" if single else \
+            head = "speculation during the check (the subject's own counters)" if self.single else \
                 f"speculation of the {role} during the check (its own counters)"
             report.notes.append(speculation_note(head, spec))

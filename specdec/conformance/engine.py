@@ -24,7 +24,7 @@ Holm and the verdicts.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable, Protocol, Sequence
 
 import numpy as np
@@ -34,11 +34,13 @@ from ..errors import SubjectError
 from ..settings import RunSettings
 from ..stats.multiplicity import holm
 from .checks import Check, detectable
+from . import checkpoints
 from .calls import subject_name
+from .campaign import Sampled, replanned, sample
 from .console import Console
 from .report import Report, library_versions
 from .ranks import process_group, sum_over_ranks
-from .sampling_plan import Plan, make_plan, resolve_device  # noqa: F401 - resolve_device re-exported
+from .sampling_plan import EVALUATION_SHARE, Plan, make_plan, resolve_device  # noqa: F401 - resolve_device re-exported
 from .seeds import chunk_generator, derive_seed
 from .tallies import CountTally, Tally
 
@@ -125,20 +127,10 @@ def judge(checks: list[Check], alpha: float, entry=None) -> list[Check]:
     return checks
 
 
-@dataclass
-class _Sampled:
-    """What the sampling step leaves: a tally per stream, samples drawn, and why it stopped early."""
-
-    tallies: list[Tally]
-    drawn: list[int]
-    failure: object = None  # a SubjectFailure
-    interrupted: bool = False
-    planned: list[int | None] = field(default_factory=list)  # per stream: the plan's n (None: re-planned from the counts)
-
-
 def run(subject: str, level: str, streams: list[Stream], settings: RunSettings, *, device: torch.device,
-        notes: Sequence[str] = (), extras: Sequence[Extra] = ()) -> Report:
-    """Plan, sample, judge and report (see the module docstring)."""
+        notes: Sequence[str] = (), extras: Sequence[Extra] = (), watch=None) -> Report:
+    """Plan, sample, judge and report (see the module docstring).  ``watch``: the subject's speculation
+    counters (:class:`~specdec.conformance.decoder_output.SpeculationWatch`), kept in checkpoints."""
     started = time.perf_counter()
     rank, world = process_group()
     console = Console() if rank else (settings.console or Console.auto())  # one voice per campaign
@@ -148,28 +140,80 @@ def run(subject: str, level: str, streams: list[Stream], settings: RunSettings, 
     report = Report(subject=subject, level=level, checks=[], family_alpha=alpha, asked_tv=settings.tv, seed=settings.seed,
                     chunk_size=0, device=str(device), sample_size_rule=settings.describe(), notes=list(notes),
                     versions=library_versions())
-    sampled = _Sampled([s.tally() for s in streams], [0] * len(streams))
+    sampled = Sampled([s.tally() for s in streams], [0] * len(streams), [0] * len(streams))
+    saved = None if settings.resume is None else checkpoints.load(settings.resume, subject)
     try:
-        plan = make_plan(streams, settings, alpha_check=alpha_check, device=device, timed=console.plan_stream is not None,
-                         started=started, key_type=ChunkKey)
+        plan = _plan(streams, settings, alpha_check, device, console, started, saved)
     except SubjectError as error:
         sampled.failure = error.failure
         return _finish(report, streams, sampled, started)
     except KeyboardInterrupt:
         sampled.interrupted = True
         return _finish(report, streams, sampled, started)
+    identity = checkpoints.fingerprint(subject, level, settings, alpha, device, streams, plan)
+    if saved is not None:
+        if world > 1:
+            raise ValueError("resume: a campaign across processes continues from its ranks' checkpoints, which it does not keep")
+        checkpoints.compare(saved["fingerprint"], identity)
+        sampled.restore(saved["streams"])
+        sampled.seconds_before = float(saved["seconds"])
+        if watch is not None:
+            watch.prior = saved.get("speculation")
+        report.notes.append(f"resumed from a checkpoint: {sum(sampled.drawn):,} samples drawn in {sampled.seconds_before:.1f} s before")
     report.chunk_size = min(plan.chunks)
-    sampled.planned = [None if _replanned(s, settings) else n for s, n in zip(streams, plan.expected)]
+    sampled.planned = [None if replanned(s, settings) else n for s, n in zip(streams, plan.expected)]
     _say_plan(console, subject, level, device, m, alpha, alpha_check, settings, streams, plan)
+    save = _saver(settings, identity, sampled, started, watch, rank)
     progress = console.progress(sum(n if n is not None else 8 * c for n, c in zip(sampled.planned, plan.chunks)) // world, subject)
-    _sample(streams, plan, settings, alpha_check, device, progress, rank, world, sampled)
+    progress.update(sum(sampled.drawn))
+    sample(streams, plan, settings, alpha_check, lambda i, c: ChunkKey(settings.seed, i, c, device), progress, rank, world,
+           sampled, save)
     if world > 1 and sampled.failure is None:  # one test over the summed counts of every rank, never a vote of per-rank tests
         sum_over_ranks(sampled, device)
     if sampled.failure is None:
         checks = _evaluate(streams, extras, sampled, alpha_check)
         if sampled.failure is None:
             report.checks = judge(checks, alpha, entry)
+    report.resume = save(True)
+    if watch is not None:
+        watch.record(report)
     return _finish(report, streams, sampled, started)
+
+
+def _plan(streams, settings: RunSettings, alpha_check: float, device, console, started: float, saved: dict | None) -> Plan:
+    """The campaign's plan; a continued one plans n and chunks again without a pilot (the checkpoint's
+    must be the same), or, under a time budget, keeps them and gets what is left of the budget."""
+    if saved is None or settings.time_budget is None:
+        return make_plan(streams, settings, alpha_check=alpha_check, device=device, started=started, key_type=ChunkKey,
+                         timed=saved is None and console.plan_stream is not None)
+    kept = saved["fingerprint"]["streams"]
+    if len(kept) != len(streams):
+        raise ValueError(f"the checkpoint is of another campaign: {len(kept)} streams in it, {len(streams)} now")
+    plan = Plan([int(size) for _, size, _ in kept], [int(chunk) for _, _, chunk in kept])
+    left = max(settings.time_budget - float(saved["seconds"]), 0.0) * (1 - EVALUATION_SHARE)
+    plan.deadline, plan.shares = started + left, [left / len(streams)] * len(streams)
+    return plan
+
+
+def _saver(settings: RunSettings, identity: dict, sampled: Sampled, started: float, watch, rank: int):
+    """``save(final)``: the checkpoint dict, handed to ``settings.checkpoint`` at most every few seconds (and when
+    ``final``); returns the dict."""
+    write = checkpoints.writer(settings.checkpoint) if rank == 0 else None
+    last = [time.perf_counter()]
+
+    def save(final: bool):
+        now = time.perf_counter()
+        if not final and (write is None or now - last[0] < checkpoints.EVERY_SECONDS):
+            return None
+        last[0] = now
+        state = {"format": checkpoints.FORMAT, "fingerprint": identity, "streams": sampled.state(),
+                 "seconds": sampled.seconds_before + now - started, "complete": final and sampled.failure is None
+                 and not sampled.interrupted, "speculation": None if watch is None else watch.deltas()}
+        if write is not None:
+            write(state)
+        return state
+
+    return save
 
 
 def _say_plan(console, subject, level, device, m, alpha, alpha_check, settings, streams, plan: Plan) -> None:
@@ -187,56 +231,7 @@ def _say_plan(console, subject, level, device, m, alpha, alpha_check, settings, 
         console.say(f"   estimated sampling time {total:.1f} s (pilot: {sum(plan.rates) / len(plan.rates):,.0f} samples/s on average)")
 
 
-def _replanned(stream: Stream, settings: RunSettings) -> bool:
-    """Whether the stream's n comes from its re-planning hook (a TV asked, no fixed n)."""
-    return stream.needed is not None and settings.n is None and settings.tv is not None
-
-
-def _goal(stream: Stream, tally: Tally, drawn: int, planned: int, settings: RunSettings, alpha_check: float) -> int:
-    """The samples this stream needs now: its plan, or its re-planning hook's answer (never above the plan's cap)."""
-    if not _replanned(stream, settings):
-        return planned
-    return min(planned, stream.needed(tally, drawn, alpha_check))
-
-
-def _sample(streams, plan: Plan, settings, alpha_check, device, progress, rank: int, world: int, sampled: _Sampled) -> None:
-    """Draw every stream's chunks (this rank's share); stop at a subject's failure or at Ctrl-C."""
-    try:
-        for i, stream in enumerate(streams):
-            deadline = _stream_deadline(plan, i)
-            chunk_index, tally = rank, sampled.tallies[i]
-            if stream.needed is not None and world > 1:
-                raise ValueError(f"stream {stream.name!r} re-plans its n from its counts: run it in one process")
-            while True:
-                done = sampled.drawn[i] if world == 1 else chunk_index * plan.chunks[i]
-                goal = _goal(stream, tally, sampled.drawn[i], plan.sizes[i], settings, alpha_check)
-                if done >= goal:
-                    break
-                size = min(plan.chunks[i], goal - done)
-                tally.add(stream.draw(size, ChunkKey(settings.seed, i, chunk_index, device)))
-                sampled.drawn[i] += size
-                progress.update(size)
-                chunk_index += world
-                if deadline is not None and time.perf_counter() >= deadline:
-                    break
-    except SubjectError as error:
-        sampled.failure = error.failure
-    except KeyboardInterrupt:
-        sampled.interrupted = True
-    finally:
-        progress.close()
-
-
-def _stream_deadline(plan: Plan, i: int) -> float | None:
-    """Under a time budget: when stream i stops (its share of the time left, rescaled to what is left)."""
-    if plan.deadline is None:
-        return None
-    now = time.perf_counter()
-    remaining = sum(plan.shares[i:])
-    return now + (plan.shares[i] / remaining if remaining > 0 else 1.0) * max(plan.deadline - now, 0.0)
-
-
-def _evaluate(streams, extras, sampled: _Sampled, alpha_check: float) -> list[Check]:
+def _evaluate(streams, extras, sampled: Sampled, alpha_check: float) -> list[Check]:
     """Checks from the tallies (and the extras, unless interrupted)."""
     checks: list[Check] = []
     for stream, tally in zip(streams, sampled.tallies):
@@ -251,11 +246,11 @@ def _evaluate(streams, extras, sampled: _Sampled, alpha_check: float) -> list[Ch
     return checks
 
 
-def _finish(report: Report, streams, sampled: _Sampled, started: float) -> Report:
+def _finish(report: Report, streams, sampled: Sampled, started: float) -> Report:
     report.samples = sum(n * s.samples_per_draw for n, s in zip(sampled.drawn, streams))
     planned = [d if p is None else p for p, d in zip(sampled.planned or sampled.drawn, sampled.drawn)]
     report.planned_samples = sum(n * s.samples_per_draw for n, s in zip(planned, streams))
-    report.seconds = time.perf_counter() - started
+    report.seconds = sampled.seconds_before + time.perf_counter() - started
     report.error = None if sampled.failure is None else sampled.failure.to_dict()
     report.interrupted = sampled.interrupted
     return report

@@ -68,6 +68,7 @@ class Report:
     interrupted: bool = False
     planned_samples: int = 0  # what the plan meant to draw (the samples drawn are ``samples``)
     speculation: dict | None = None  # drafts, draft tokens and accepted tokens the subject verified during the check
+    resume: dict | None = None  # the campaign's checkpoint (conformance.checkpoints): what a continuation starts from
 
     @property
     def passed(self) -> bool:

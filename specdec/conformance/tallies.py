@@ -2,7 +2,10 @@
 
 A :class:`Tally` takes each chunk a stream draws (:meth:`Tally.add`); the stream's ``evaluate``
 reads it when sampling stops.  Chunks are independent draws (counter-based seeds), so a tally is
-a sum, and summing is all a tally does.  :meth:`Tally.state` gives a JSON-able picture of it.
+a sum, and summing is all a tally does.  :meth:`Tally.state` gives a JSON-able picture of it and
+:meth:`Tally.restore` takes one back: a check stopped after chunk c resumes at chunk c + 1 with the
+same tally, and ends with the counts an uninterrupted run would have (floats kept exactly: JSON
+writes Python floats by their shortest round-trip repr).
 
 * :class:`CountTally` - count vectors of fixed lengths (outcome codes of a verifier step, sequences
   of an exact law): what most streams keep, and what ranks of a process group sum together.
@@ -23,6 +26,8 @@ class Tally(Protocol):
     def add(self, chunk) -> None: ...
 
     def state(self) -> dict: ...
+
+    def restore(self, state: dict) -> None: ...
 
 
 def to_host(counts) -> list[np.ndarray]:
@@ -46,3 +51,10 @@ class CountTally:
 
     def state(self) -> dict:
         return {"counts": [c.tolist() for c in self.counts]}
+
+    def restore(self, state: dict) -> None:
+        counts = [np.asarray(c, dtype=np.int64) for c in state["counts"]]
+        if [c.shape for c in counts] != [c.shape for c in self.counts]:
+            raise ValueError(f"the checkpoint's count vectors have lengths {[c.size for c in counts]}, this stream's "
+                             f"{[c.size for c in self.counts]}: another campaign")
+        self.counts = counts

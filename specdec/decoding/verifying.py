@@ -24,7 +24,10 @@ def select_verifier(verifier, device: torch.device, fused: bool | None):
         if not callable(verifier):
             raise ValueError(f"verifier must name a chain scheme ({', '.join(names('chain'))}) or be a callable, got {verifier!r}")
         return verifier
-    scheme = get_scheme(verifier, shape="chain")
+    try:
+        scheme = get_scheme(verifier, shape="chain")
+    except ValueError as error:
+        raise ValueError(f"verifier: {error} (or pass a TokenVerifier callable)") from None
     twin = load_fused(scheme, device) if fused is not False and device.type == "cuda" else None
     if twin is not None:
         return twin

@@ -111,16 +111,17 @@ def _mss_rejection(target, draft, steps: int) -> float:
         mass_p, mass_q = float(cum_p[j - 1]), float(cum_q[j - 1])
         if mass_q == 0.0:
             return mass_p  # only tokens the draft never proposes: Z stays p(S)
-        gap = mass_p / mass_q - lam  # Z(l) = q(S) gap > 0 on this piece
-        if steps == 0:
-            return mass_q * gap
+        z = max(mass_p - lam * mass_q, 0.0)  # Z(l) = p(S) - l q(S) > 0 on this piece, never through a ratio that
+        if steps == 0:                          # overflows when q(S) is subnormal (p(S) / q(S) = inf)
+            return z
         if mass_q >= 1.0:  # the whole draft mass in S: one step reaches the fixed point
             inside = 1
         else:  # the first m with l_m >= the smallest ratio in S, where S shrinks (never if all are equal)
-            fraction = (float(ratio[j - 1]) - lam) / gap
-            inside = math.inf if fraction >= 1 else max(1, math.ceil(math.log1p(-fraction) / math.log1p(-mass_q)))
+            fraction = (float(ratio[j - 1]) - lam) * mass_q / z if z > 0 else math.inf  # (ratio_j - l) / gap
+            inside = math.inf if not fraction < 1 else max(1, math.ceil(math.log1p(-fraction) / math.log1p(-mass_q)))
         if inside > steps:  # l_{k+1} is still on this piece
-            return mass_q * gap * math.exp(steps * math.log1p(-mass_q))
+            return z * math.exp(steps * math.log1p(-mass_q))
+        gap = z / mass_q  # finite here: inside <= steps needs the piece to end, so q(S) is not negligible
         lam += gap if mass_q >= 1.0 else -gap * math.expm1(inside * math.log1p(-mass_q))
         steps -= inside
 

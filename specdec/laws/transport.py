@@ -37,7 +37,7 @@ def multidraft_optimum(target_probs, draft_probs, num_drafts: int) -> float:
     """
     k = as_int("num_drafts", num_drafts, minimum=1, maximum=1_000_000)
     target, draft = (t.numpy() for t in as_law_pair(target_probs, draft_probs, ndim=1))
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # q / p of a subnormal p overflows to inf: its order holds
         ratio = np.where(target > 0, draft / np.where(target > 0, target, 1.0), np.where(draft > 0, np.inf, 0.0))
     order = np.argsort(-ratio, kind="stable")
     cum_target = np.r_[0.0, np.cumsum(target[order])]

@@ -60,14 +60,17 @@ by the contract, the ``/metrics`` counters), :mod:`.process` (a server subproces
 
 from __future__ import annotations
 
-import concurrent.futures
+import queue
+import threading
+import time
 from typing import Sequence
 
 from ..._validation import as_float, as_int, as_seed
 from ...errors import ServerRequestError
 from ...warpers import SamplingConfig
 from .requests import Request, plan_requests, request_seeds
-from .wire import COUNTERS, get_text, parse_counters, post_json, read_choices
+from .retries import RetryPolicy
+from .wire import COUNTERS, TransportError, get_text, parse_counters, post_json, read_choices
 
 __all__ = ["COUNTERS", "OpenAICompletionsDecoder", "ServerRequestError", "parse_counters", "request_seeds"]
 
@@ -95,6 +98,57 @@ def metrics_address(root: str, metrics_url) -> str | None:
     raise ValueError(f"metrics_url must be True (base_url + '/metrics'), None/False (none) or an http(s) URL, got {metrics_url!r}")
 
 
+def _in_flight(requests: list, ask, limit: int, ended: threading.Event):
+    """The answers of ``ask(request)`` for every request, at most ``limit`` at a time, as they come; the first
+    failure ends the call.  The workers are daemon threads: a call abandoned by its caller (a per-call timeout,
+    Ctrl-C) never keeps the interpreter from exiting while its requests wait to be retried."""
+    pending, answers, lock = list(requests), queue.Queue(), threading.Lock()
+
+    def work() -> None:
+        while not ended.is_set():
+            with lock:
+                if not pending:
+                    return
+                request = pending.pop(0)
+            try:
+                answers.put((True, ask(request)))
+            except BaseException as error:  # noqa: BLE001 - handed to the calling thread
+                answers.put((False, error))
+                return
+
+    for _ in range(min(limit, max(len(requests), 1))):
+        threading.Thread(target=work, daemon=True, name="specdec-openai").start()
+    for _ in requests:
+        ok, value = answers.get()
+        if not ok:
+            raise value
+        yield value
+
+
+def _retry_policy(value) -> RetryPolicy:
+    """``retry=``: a RetryPolicy, or a number of seconds (its budget; 0: never retry)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"retry must be a RetryPolicy or a number of seconds, got {type(value).__name__} {value!r}")
+    return RetryPolicy(budget=value)
+
+
+class _Monotone:
+    """Cumulative counters across server restarts.  A restart shows as a new ``process_start_time_seconds``
+    or as a counter that went down; what the server had counted up to the last read is then kept (what it
+    counted between that read and the restart is lost, and unknowable)."""
+
+    def __init__(self) -> None:
+        self.last: dict | None = None
+        self.offset: dict = {}
+
+    def add(self, counts: dict) -> dict:
+        started = counts.pop("started", None)
+        if self.last is not None and (started != self.last.get("started") or any(counts[k] < self.last[k] for k in counts)):
+            self.offset = {k: self.offset.get(k, 0) + self.last[k] for k in counts}
+        self.last = {**counts, "started": started}
+        return {k: v + self.offset.get(k, 0) for k, v in counts.items()}
+
+
 class OpenAICompletionsDecoder:
     """An OpenAI-compatible server's ``/v1/completions`` as a :class:`specdec.protocols.Decoder` (see the module docstring).
 
@@ -102,13 +156,17 @@ class OpenAICompletionsDecoder:
     served model name.  ``samples_per_request``: the most ``n`` of one request.  ``max_in_flight``:
     concurrent requests.  ``request_timeout``: seconds per request.  ``metrics_url``: True for
     ``base_url + "/metrics"``, a URL, or None/False for none (then :meth:`speculation_counts` is None).
+    ``retry``: how requests that fail in transport are retried (:class:`.retries.RetryPolicy`, or its budget
+    in seconds; 0: never).  ``faults`` lists the failures met, by kind ("HTTP 503", "timeout",
+    "ConnectionRefusedError", ...); ``answered`` the (seed, n) of every request whose answer was used - each
+    seed once.
     """
 
     runs_in_process = False  # the work happens in the server: a benchmark measures no peak memory here
 
     def __init__(self, base_url: str, model: str, *, sampling: SamplingConfig = SamplingConfig(), samples_per_request: int = 16,
                  max_in_flight: int = 8, request_timeout: float = 120.0, ignore_eos: bool = True,
-                 metrics_url: str | None | bool = True, name: str | None = None) -> None:
+                 metrics_url: str | None | bool = True, name: str | None = None, retry: RetryPolicy | float = RetryPolicy()) -> None:
         root = server_root(base_url)
         if not isinstance(model, str) or not model:
             raise (TypeError if not isinstance(model, str) else ValueError)(f"model must be the served model's name (a non-empty str), got {model!r}")
@@ -129,6 +187,10 @@ class OpenAICompletionsDecoder:
         self.ignore_eos = ignore_eos
         self.metrics_url = metrics
         self.metrics_error: str | None = None  # why the last read of /metrics failed, if it did
+        self.retry = retry if isinstance(retry, RetryPolicy) else _retry_policy(retry)
+        self.faults: list[str] = []  # every transport failure retried (or given up on), in order
+        self.answered: list[tuple[int, int]] = []  # (seed, n) of every request whose whole answer was used
+        self._counters = _Monotone()
         self.name = name or self.settings
 
     @property
@@ -162,22 +224,36 @@ class OpenAICompletionsDecoder:
         max_new_tokens = as_int("max_new_tokens", max_new_tokens, minimum=1)
         requests = self.plan(rows, as_seed(seed))
         out: list[list[int] | None] = [None] * len(rows)
-        pool = concurrent.futures.ThreadPoolExecutor(max_workers=min(self.max_in_flight, max(len(requests), 1)),
-                                                     thread_name_prefix="specdec-openai")
+        ended = threading.Event()  # set when the call ends (answered, failed or interrupted): no request retries after it
         try:
-            futures = [pool.submit(self._ask, r, max_new_tokens, len(requests)) for r in requests]
-            for future in concurrent.futures.as_completed(futures):
-                request, tokens = future.result()  # the first failure ends the call
+            for request, tokens in _in_flight(requests, lambda r: self._ask(r, max_new_tokens, len(requests), ended),
+                                              self.max_in_flight, ended):
                 for row, ids in zip(request.rows, tokens):
                     out[row] = ids
         finally:
-            pool.shutdown(wait=False, cancel_futures=True)
+            ended.set()
         return out  # type: ignore[return-value]
 
-    def _ask(self, request: Request, max_new_tokens: int, total: int) -> tuple[Request, list[list[int]]]:
-        what = request.describe(self.url, total)
-        status, body = post_json(self.url, self.payload(request, max_new_tokens), self.request_timeout, what)
-        return request, read_choices(request, body, status, what)
+    def _ask(self, request: Request, max_new_tokens: int, total: int, ended: threading.Event) -> tuple[Request, list[list[int]]]:
+        """One request, retried while its transport fails (:mod:`.retries`, the same body and seed each time),
+        until it is answered, the retry budget is spent, or the call has ended."""
+        what, started, attempt = request.describe(self.url, total), time.monotonic(), 0
+        while True:
+            try:
+                status, body = post_json(self.url, self.payload(request, max_new_tokens), self.request_timeout, what)
+                break
+            except TransportError as error:
+                wait = self.retry.wait(attempt, error.retry_after, started)
+                self.faults.append(error.reason)
+                if wait is None:
+                    raise ServerRequestError(f"{error} (gave up after {attempt + 1} attempt(s) in {time.monotonic() - started:.0f} s: "
+                                             f"the retry budget is {self.retry.budget:g} s)") from None
+                attempt += 1
+                if ended.wait(wait):  # the call ended meanwhile (another request failed, or Ctrl-C): stop here
+                    raise ServerRequestError(f"{error} (not retried: the call ended)") from None
+        answer = read_choices(request, body, status, what)
+        self.answered.append((request.seed, len(request.rows)))
+        return request, answer
 
     def speculation_counts(self) -> dict | None:
         """The server's cumulative speculation counters (drafts, draft_tokens, accepted_tokens) from its
@@ -186,7 +262,8 @@ class OpenAICompletionsDecoder:
         if self.metrics_url is None:
             return None
         text, self.metrics_error = get_text(self.metrics_url, self.request_timeout)
-        return None if text is None else parse_counters(text)
+        counts = None if text is None else parse_counters(text)
+        return None if counts is None else self._counters.add(counts)
 
     def __repr__(self) -> str:
         return f"OpenAICompletionsDecoder({self.base_url!r}, {self.model!r}, {self.settings})"

@@ -251,6 +251,21 @@ class ServerProcess:
                 pass
         return process.returncode
 
+    def restart(self, *, kill: bool = True, down: float = 0.0) -> "ServerProcess":
+        """Stop the server - at once with SIGKILL to its group when ``kill`` (an out-of-memory kill, a machine
+        that lost it), else as :meth:`stop` does - wait ``down`` seconds, start it again on the same port and
+        wait until it answers: what a rolling update or a crash and a supervisor do to a check's server."""
+        if self.process is None:
+            raise RuntimeError("start() the server first")
+        if kill:
+            _signal_group(self.process.pid, signal.SIGKILL)
+            self.process.wait(timeout=30)
+        self.stop(keep_log=True)
+        self.process, self.startup_seconds = None, None
+        time.sleep(as_float("down", down, minimum=0.0))
+        self.start()
+        return self.wait_ready()
+
     def __enter__(self) -> "ServerProcess":
         try:
             self.start()

@@ -4,11 +4,13 @@
 Every failure - refused connection, HTTP error, timeout, a body that is not JSON, the wrong number of
 choices, missing or non-integer token ids, a prompt echoed back that is not the one sent - raises
 :class:`~specdec.errors.ServerRequestError` naming the request (URL, first prompt row, n, seed, HTTP
-status, the first 200 characters of the body).  Loopback servers are never reached through a proxy.
+status, the first 200 characters of the body); the transport failures a client may retry
+(:mod:`.retries`) as its subclass :class:`TransportError`.  Loopback servers are never reached through a proxy.
 """
 
 from __future__ import annotations
 
+import http.client
 import json
 import socket
 import urllib.error
@@ -16,8 +18,9 @@ import urllib.parse
 import urllib.request
 
 from ...errors import ServerRequestError
+from .retries import RETRIED_STATUS, retry_after_seconds
 
-__all__ = ["COUNTERS", "get_text", "parse_counters", "post_json", "read_choices"]
+__all__ = ["COUNTERS", "TransportError", "get_text", "parse_counters", "post_json", "read_choices"]
 
 COUNTERS = {
     "vllm:spec_decode_num_drafts_total": "drafts",
@@ -28,27 +31,41 @@ BODY_SHOWN = 200  # characters of a failing answer's body in an error message
 _DIRECT = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # loopback servers: never through a proxy
 
 
+class TransportError(ServerRequestError):
+    """A request that failed in transport (refused, reset, cut short, timed out, 429/502/503/504): the
+    client may retry it (:mod:`.retries`); ``retry_after`` is the server's ``Retry-After`` in seconds."""
+
+    def __init__(self, message: str, reason: str, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.reason = reason  # the failure alone, e.g. "HTTP 503", "ConnectionRefusedError", "timeout"
+        self.retry_after = retry_after
+
+
 def post_json(url: str, payload: dict, timeout: float, what: str) -> tuple[int, bytes]:
-    """POST ``payload`` as JSON; (HTTP status, body).  Every failure is a :class:`ServerRequestError` naming ``what``."""
+    """POST ``payload`` as JSON; (HTTP status, body).  A transport failure is a :class:`TransportError`,
+    any other HTTP error a :class:`ServerRequestError`, each naming ``what``."""
     data = json.dumps(payload).encode()
-    http = urllib.request.Request(url, data=data, method="POST",
-                                  headers={"Content-Type": "application/json", "Accept": "application/json"})
+    posted = urllib.request.Request(url, data=data, method="POST",
+                                    headers={"Content-Type": "application/json", "Accept": "application/json"})
     try:
-        with _open(http, timeout) as answer:
-            status, body = answer.status, answer.read()
+        with _open(posted, timeout) as answer:
+            return answer.status, answer.read()
     except urllib.error.HTTPError as error:
         body = _read_quietly(error)
-        raise ServerRequestError(f"{what}: HTTP {error.code} {error.reason}: {_shown(body)}") from None
+        message = f"{what}: HTTP {error.code} {error.reason}: {_shown(body)}"
+        if error.code in RETRIED_STATUS:
+            wait = retry_after_seconds(error.headers.get("Retry-After") if error.headers else None)
+            raise TransportError(message, f"HTTP {error.code}", wait) from None
+        raise ServerRequestError(message) from None
     except (socket.timeout, TimeoutError) as error:
-        raise ServerRequestError(f"{what}: no answer within request_timeout={timeout:g} s ({error})") from None
+        raise TransportError(f"{what}: no answer within request_timeout={timeout:g} s ({error})", "timeout") from None
     except urllib.error.URLError as error:
         reason = error.reason
         if isinstance(reason, (socket.timeout, TimeoutError)):
-            raise ServerRequestError(f"{what}: no answer within request_timeout={timeout:g} s ({reason})") from None
-        raise ServerRequestError(f"{what}: {type(reason).__name__}: {reason}") from None
-    except (ConnectionError, OSError) as error:  # a connection reset or closed mid-answer
-        raise ServerRequestError(f"{what}: {type(error).__name__}: {error}") from None
-    return status, body
+            raise TransportError(f"{what}: no answer within request_timeout={timeout:g} s ({reason})", "timeout") from None
+        raise TransportError(f"{what}: {type(reason).__name__}: {reason}", type(reason).__name__) from None
+    except (ConnectionError, OSError, http.client.HTTPException) as error:  # reset, closed mid-answer, a body cut short
+        raise TransportError(f"{what}: {type(error).__name__}: {error}", type(error).__name__) from None
 
 
 def read_choices(request, body: bytes, status: int, what: str) -> list[list[int]]:
@@ -95,14 +112,18 @@ def get_text(url: str, timeout: float) -> tuple[str | None, str | None]:
 
 
 def parse_counters(text: str) -> dict | None:
-    """vLLM's three speculation counters from Prometheus text (summed over label sets); None when absent."""
+    """vLLM's three speculation counters from Prometheus text (summed over label sets), and the server's
+    ``process_start_time_seconds`` as ``"started"`` when it states one (a restart changes it); None when the
+    counters are absent."""
     counts = {key: 0.0 for key in COUNTERS.values()}
-    found = False
+    found, started = False, None
     for line in text.splitlines():
         line = line.strip()
         if not line or line.startswith("#"):
             continue
         name = line.split("{", 1)[0].split(None, 1)[0]
+        if name == "process_start_time_seconds":
+            started = _number(line.split()[-1])
         key = COUNTERS.get(name)
         if key is None:
             continue
@@ -114,7 +135,19 @@ def parse_counters(text: str) -> dict | None:
         except ValueError:
             continue
         found = True
-    return {key: int(round(v)) for key, v in counts.items()} if found else None
+    if not found:
+        return None
+    out = {key: int(round(v)) for key, v in counts.items()}
+    if started is not None:
+        out["started"] = started
+    return out
+
+
+def _number(text: str) -> float | None:
+    try:
+        return float(text)
+    except ValueError:
+        return None
 
 
 def _open(request: urllib.request.Request, timeout: float):

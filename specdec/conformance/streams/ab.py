@@ -67,7 +67,15 @@ class ABTally:
                 side.add(i, tested)
 
     def state(self) -> dict:
-        return {role: [[[list(s), k] for s, k in counts.items()] for counts in side.counts] for role, side in zip(SIDES, self.sides)}
+        """Per side and prompt: each call's sequences with their counts (the counts are their sum)."""
+        return {role: [[[[list(s), k] for s, k in call.items()] for call in calls] for calls in side.calls]
+                for role, side in zip(SIDES, self.sides)}
+
+    def restore(self, state: dict) -> None:
+        for role, side in zip(SIDES, self.sides):
+            for prompt, calls in enumerate(state[role]):
+                for call in calls:
+                    side.add(prompt, [tuple(s) for s, k in call for _ in range(int(k))])
 
 
 def ab_needed(tally: ABTally, drawn: int, alpha_check: float, *, tv: float, max_n: int, first: int) -> int:
@@ -88,7 +96,7 @@ def ab_needed(tally: ABTally, drawn: int, alpha_check: float, *, tv: float, max_
 
 
 def ab_stream(subject, reference, prompts: list[list[int]], *, length: int, asked: int, eos: frozenset, tv: float | None,
-              max_n: int, per_call: int, guard: CallGuard) -> Stream:
+              max_n: int, per_call: int, guard: CallGuard, vocab: int | None = None) -> Stream:
     """Both decoders on ``prompts``, ``per_call`` rows per prompt and call, ``asked`` tokens per row, the first
     ``length`` tested (EOS ``eos`` absorbing); n planned for ``tv`` from the combined counts (H2)."""
 
@@ -100,7 +108,7 @@ def ab_stream(subject, reference, prompts: list[list[int]], *, length: int, aske
             describe = lambda role=SIDES[index], seed=seed: (  # noqa: E731
                 f"a call of the {role} with {len(rows):,} rows ({m:,} per prompt x {len(prompts)}), max_new_tokens={asked}, seed={seed}")
             outputs = guard.call(decoder, (rows, asked, seed), describe)
-            tested = guard.read(lambda: read_rows(outputs, len(rows), length, eos), describe)
+            tested = guard.read(lambda: read_rows(outputs, len(rows), length, eos, asked=asked, vocab=vocab), describe)
             out.append([tested[i :: len(prompts)] for i in range(len(prompts))])
         return out
 

@@ -32,6 +32,7 @@ SEES_SEQUENCE = (
     "and ragged batches (B13), EOS handling (E8) (F35, located by F36)"
 )
 DEPENDENT_Z = 6.0  # the diagnostic flags rows of one call as copies above this z
+INDEPENDENCE_STATE = ("pairs", "mean", "variance", "calls")  # what a checkpoint keeps of the diagnostic
 SHOWN = 3  # out-of-support sequences named in a failure
 
 
@@ -82,8 +83,15 @@ class DecoderTally(CountTally):
     def state(self) -> dict:
         state = super().state()
         state["outside"] = [[[list(s), k] for s, k in c.items()] for c in self.outside]
-        state["independence"] = [{k: getattr(x, k) for k in ("pairs", "mean", "variance", "calls")} for x in self.independence]
+        state["independence"] = [{k: getattr(x, k) for k in INDEPENDENCE_STATE} for x in self.independence]
         return state
+
+    def restore(self, state: dict) -> None:
+        super().restore(state)
+        self.outside = [Counter({tuple(s): int(k) for s, k in c}) for c in state["outside"]]
+        for diagnostic, saved in zip(self.independence, state["independence"]):
+            for key in INDEPENDENCE_STATE:
+                setattr(diagnostic, key, saved[key])
 
 
 def decoder_stream(decoder, prompts: list[list[int]], laws, length: int, vocab: int, eos: frozenset, *,
@@ -98,7 +106,7 @@ def decoder_stream(decoder, prompts: list[list[int]], laws, length: int, vocab: 
         seed = key.int_seed()
         describe = lambda: f"a call of {len(rows):,} rows ({m:,} per prompt x {len(prompts)}), max_new_tokens={asked}, seed={seed}"  # noqa: E731
         outputs = guard.call(decoder, (rows, asked, seed), describe)
-        tested = guard.read(lambda: read_rows(outputs, len(rows), length, eos), describe)
+        tested = guard.read(lambda: read_rows(outputs, len(rows), length, eos, asked=asked, vocab=vocab), describe)
         counts, outside, mine_all = [], [], []
         for i, law in enumerate(laws):
             mine = tested[i :: len(prompts)]

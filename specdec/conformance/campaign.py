@@ -1,0 +1,96 @@
+"""The sampling step of a campaign: chunks drawn into the streams' tallies, until each stream's n.
+
+:class:`Sampled` is what the step leaves: a tally per stream, the samples drawn, the next chunk of
+each stream, and why it stopped early (the subject's failure, an interruption).  :func:`sample`
+draws every stream's chunks in order - chunk c of stream s from the seed (seed, s, c), so a campaign
+is reproducible and a continued one draws exactly the chunks an uninterrupted one would - re-planning
+a stream's n from its tally where it has no exact law, stopping each stream at its share of a time
+budget, and handing a checkpoint to ``save`` after every chunk (:mod:`.checkpoints`).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+from ..errors import SubjectError
+from ..settings import RunSettings
+from .tallies import Tally
+
+__all__ = ["Sampled", "replanned", "sample"]
+
+
+@dataclass
+class Sampled:
+    """What the sampling step leaves: a tally per stream, samples drawn, and why it stopped early."""
+
+    tallies: list[Tally]
+    drawn: list[int]
+    next_chunk: list[int]  # per stream: the chunk a continuation starts at
+    failure: object = None  # a SubjectFailure
+    interrupted: bool = False
+    planned: list[int | None] = field(default_factory=list)  # per stream: the plan's n (None: re-planned from the counts)
+    seconds_before: float = 0.0  # sampling time of the run this one continues
+
+    def state(self) -> list[dict]:
+        return [{"drawn": d, "next_chunk": c, "tally": t.state()} for d, c, t in zip(self.drawn, self.next_chunk, self.tallies)]
+
+    def restore(self, streams: list[dict]) -> None:
+        for i, saved in enumerate(streams):
+            self.tallies[i].restore(saved["tally"])
+            self.drawn[i], self.next_chunk[i] = int(saved["drawn"]), int(saved["next_chunk"])
+
+
+def replanned(stream, settings: RunSettings) -> bool:
+    """Whether the stream's n comes from its re-planning hook (a TV asked, no fixed n)."""
+    return stream.needed is not None and settings.n is None and settings.tv is not None
+
+
+def _goal(stream, tally: Tally, drawn: int, planned: int, settings: RunSettings, alpha_check: float) -> int:
+    """The samples this stream needs now: its plan, or its re-planning hook's answer (never above the plan's cap)."""
+    if not replanned(stream, settings):
+        return planned
+    return min(planned, stream.needed(tally, drawn, alpha_check))
+
+
+def sample(streams, plan, settings: RunSettings, alpha_check: float, key: Callable, progress, rank: int, world: int,
+           sampled: Sampled, save: Callable[[bool], None]) -> None:
+    """Draw every stream's chunks (this rank's share; ``key(stream, chunk)`` gives a chunk's randomness);
+    stop at a subject's failure or at Ctrl-C.  ``save(final)`` is called after every chunk."""
+    try:
+        for i, stream in enumerate(streams):
+            deadline = _stream_deadline(plan, i)
+            tally = sampled.tallies[i]
+            if stream.needed is not None and world > 1:
+                raise ValueError(f"stream {stream.name!r} re-plans its n from its counts: run it in one process")
+            chunk_index = sampled.next_chunk[i] if world == 1 else rank
+            while True:
+                done = sampled.drawn[i] if world == 1 else chunk_index * plan.chunks[i]
+                goal = _goal(stream, tally, sampled.drawn[i], plan.sizes[i], settings, alpha_check)
+                if done >= goal:
+                    break
+                size = min(plan.chunks[i], goal - done)
+                tally.add(stream.draw(size, key(i, chunk_index)))
+                sampled.drawn[i] += size
+                chunk_index += world
+                sampled.next_chunk[i] = chunk_index
+                progress.update(size)
+                save(False)
+                if deadline is not None and time.perf_counter() >= deadline:
+                    break
+    except SubjectError as error:
+        sampled.failure = error.failure
+    except KeyboardInterrupt:
+        sampled.interrupted = True
+    finally:
+        progress.close()
+
+
+def _stream_deadline(plan, i: int) -> float | None:
+    """Under a time budget: when stream i stops (its share of the time left, rescaled to what is left)."""
+    if plan.deadline is None:
+        return None
+    now = time.perf_counter()
+    remaining = sum(plan.shares[i:])
+    return now + (plan.shares[i] / remaining if remaining > 0 else 1.0) * max(plan.deadline - now, 0.0)
