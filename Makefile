@@ -80,17 +80,18 @@ test: $(VENV)/.installed
 	$(PY) -m pytest
 
 # The tests marked peers, on the real packages: vLLM's CPU build (peers/test_vllm_*.py, in .venv-peers; about
-# 15-20 minutes on 2 cores), then llama.cpp (peers/test_llama_cpp.py, in .venv-llama; about 5 minutes; its
-# slow variant: -m "peers and slow").
+# 25 minutes on 2 cores, 9 of them the per-token checks), then llama.cpp (peers/test_llama_cpp*.py, in .venv-llama;
+# about 6 minutes; its slow variants: -m "peers and slow").
 peers: $(PEERS_VENV)/.installed $(LLAMA_VENV)/.installed
 	HF_HUB_OFFLINE=1 $(PEERS_PY) -m pytest -m "peers and not slow" $(wildcard peers/test_vllm_*.py) -p no:randomly --specdec-tv $(PEERS_TV) --specdec-alpha $(PEERS_ALPHA) -s
 	HF_HUB_OFFLINE=1 $(LLAMA_PY) -m pytest -m "peers and not slow" $(wildcard peers/test_llama_cpp*.py) -p no:randomly --specdec-alpha $(PEERS_ALPHA) -s
 
-# The peers checks that go lower in TV, and the soak (about 55 minutes): the A/B checks of vLLM's server and llama.cpp at
-# n = 6,000-8,000 per side, and a 20-minute check of vLLM's server under a fault every 3 minutes (restarts included).
+# The peers checks that go lower in TV, and the soak (about 80 minutes): the A/B checks of vLLM's server and llama.cpp at
+# n = 6,000-8,000 per side, a 20-minute check of vLLM's server under a fault every 3 minutes (restarts included), and
+# every token of llama.cpp's prompt lookup at a per-token TV of 0.03 (about 25 minutes: one answer at a time).
 peers-slow: $(PEERS_VENV)/.installed $(LLAMA_VENV)/.installed
 	HF_HUB_OFFLINE=1 $(PEERS_PY) -m pytest -m "peers and slow" $(wildcard peers/test_vllm_*.py) -p no:randomly --specdec-alpha $(PEERS_ALPHA) -s
-	HF_HUB_OFFLINE=1 $(LLAMA_PY) -m pytest -m "peers and slow" peers/test_llama_cpp.py -p no:randomly --specdec-alpha $(PEERS_ALPHA) -s
+	HF_HUB_OFFLINE=1 $(LLAMA_PY) -m pytest -m "peers and slow" $(wildcard peers/test_llama_cpp*.py) -p no:randomly --specdec-alpha $(PEERS_ALPHA) -s
 
 test-slow: $(VENV)/.installed
 	$(PY) -m pytest -m slow

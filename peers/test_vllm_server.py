@@ -13,13 +13,20 @@ in the worker process).  All use the sampling of ``fixtures.vllm_subjects`` (T =
   warped with uninitialised temperatures), reached through the server too; it accepts no draft;
 * with the workaround it PASSes, with drafts verified and accepted;
 * the plain server follows the law transformers computes for SmolLM2 (``check_decoder``, one server
-  against a law specdec computes).
+  against a law specdec computes);
+* every token (issue 29, ``check_tokens``): the plain server's raw prompt log-probabilities are the law oracle
+  (:class:`specdec.adapters.vllm.server_oracle.VLLMServerOracle`; temperature 1, whose law the top-20 raw
+  log-probabilities and one rest cell give: ``TOKENS`` says why not a truncated law), its floor measured against
+  the log-probabilities of the tokens it samples; the n-gram server with the workaround PASSes every token of 16-token answers at a per-token TV of
+  0.03 in under 10 minutes, and as shipped it FAILs within a minute.
 
 Measured on 2 shared cores: servers ready ~50-70 s after start (three at once), about 18 samples/s
 from the plain server and 11/s from a speculative one (each engine pinned to one core,
 ``VLLM_CPU_OMP_THREADS_BIND``); ``check_ab`` alternates the two sides, so n = 1,400 per side takes
-about 3.5 minutes and reaches TV ~0.17 at the budget's per-check alpha.  The reports are kept in
-``.peers/`` (JSON).  The whole file: about 7-8 minutes.
+about 3.5 minutes and reaches TV ~0.17 at the budget's per-check alpha.  Per token (T = 1, answers of 16
+tokens, the oracle scoring on the plain server's core while the n-gram server answers on its own): the PASS
+at TV 0.03 takes about 8 minutes (35,632 tokens, 2026-11-25), the as-shipped FAIL 39 s.  The reports are kept
+in ``.peers/`` (JSON).  The whole file: about 20 minutes.
 """
 
 import json
@@ -29,6 +36,7 @@ import time
 import urllib.request
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import specdec as sd
@@ -38,7 +46,9 @@ from specdec.adapters.openai.client import OpenAICompletionsDecoder
 from specdec.adapters.openai.process import ServerProcess, free_port
 from specdec.adapters.openai.retries import RetryPolicy
 from specdec.adapters.vllm.server import vllm_server_argv
+from specdec.adapters.vllm.server_oracle import FLOOR, VLLMServerOracle, law_from_logprobs
 from specdec.decoding.models import smollm2_dir
+from specdec.warpers import SamplingConfig
 
 ROOT = Path(__file__).resolve().parent.parent
 REPORTS = ROOT / ".peers"
@@ -51,6 +61,12 @@ N_SLOW = 6000  # per side, -m "peers and slow" (make peers-slow): about 15 minut
 N_FAULTS = 600  # per side, the check under a deployment's faults (issue 31): about 3-4 minutes with a restart
 SOAK_SECONDS = 1200  # make peers-slow: a 20-minute check with a fault every FAULT_EVERY seconds
 FAULT_EVERY = 180
+# The per-token checks sample at temperature 1 without truncation: the raw top-20 log-probabilities and one rest
+# cell are then the sampled law.  Truncated laws cost more here: top-p makes vLLM's CPU rejection sampler sort the
+# whole 49,152-token vocabulary of every verified row (the n-gram server makes 41 tokens/s at T=0.7, top-k 20,
+# top-p 0.8 against 94 at T=1, 256 answers of 16 tokens, measured 2026-11-25), and top-k alone crashes it (B16).
+TOKENS = SamplingConfig(temperature=1.0)
+TOKEN_LENGTH = 16  # tokens per answer of the per-token checks, every one tested
 # name: (speculative_config, #55005 workaround, the core its engine is pinned to)
 SERVERS = {"plain": (None, False, "0"), "ngram": (vllm_subjects.NGRAM, False, "1"), "ngram_fixed": (vllm_subjects.NGRAM, True, "1")}
 
@@ -155,6 +171,85 @@ def test_the_plain_server_follows_the_law_transformers_computes(servers, specdec
     keep("plain-vs-law", report)
     assert report.verdict == "PASS", report.format()
     assert report.speculation is None  # the plain server has no speculation counters
+
+
+def _post(server: ServerProcess, body: dict) -> dict:
+    request = urllib.request.Request(server.base_url + "/v1/completions", data=json.dumps({"model": MODEL, **body}).encode(),
+                                     headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=300) as answer:
+        return json.loads(answer.read())
+
+
+def test_the_oracles_floor_is_measured_below_its_default(servers):
+    """The oracle reads prompt log-probabilities (one prefill of prompt + answer); the server samples at decode
+    steps.  Both are raw float32 log-softmax: the floor is their difference, measured on 32 answers of the
+    plain server (the top-20 log-probabilities of each sampled position against the prompt log-probabilities
+    of the same position): the largest relative difference of a token's probability (tokens >= 1e-3) and the
+    TV of the laws rebuilt from them."""
+    worst, tvs = 0.0, []
+    for seed in range(4):
+        sampled = _post(servers["plain"], {"prompt": vllm_subjects.PROMPT, "max_tokens": TOKEN_LENGTH, "n": 8, "seed": 500 + seed,
+                                           "temperature": 1.0, "ignore_eos": True, "logprobs": 20,
+                                           "return_token_ids": True, "return_tokens_as_token_ids": True})
+        for choice in sampled["choices"]:
+            answer = choice["token_ids"]
+            prefill = _post(servers["plain"], {"prompt": vllm_subjects.PROMPT + answer, "max_tokens": 1, "prompt_logprobs": 20})
+            rows = prefill["choices"][0]["prompt_logprobs"][len(vllm_subjects.PROMPT):]
+            for decoded, row in zip(choice["logprobs"]["top_logprobs"], rows):
+                decode = {int(k.split(":")[1]): {"logprob": v} for k, v in decoded.items()}
+                both = sorted(set(decode) & {int(k) for k in row})
+                assert len(both) >= 20, (decoded, row)  # the top 20 of both sides, compared token by token
+                a = np.exp([decode[t]["logprob"] for t in both])
+                b = np.exp([row[str(t)]["logprob"] for t in both])
+                big = np.maximum(a, b) >= 1e-3
+                worst = max(worst, float(np.max(np.abs(a - b)[big] / np.maximum(a, b)[big], initial=0.0)))
+                la, lb = law_from_logprobs(decode, TOKENS, 20), law_from_logprobs({int(k): v for k, v in row.items()}, TOKENS, 20)
+                pa, pb = dict(zip(la.ids.tolist(), la.probs)), dict(zip(lb.ids.tolist(), lb.probs))
+                tvs.append(0.5 * (sum(abs(pa.get(t, 0.0) - pb.get(t, 0.0)) for t in set(pa) | set(pb)) + abs(la.rest - lb.rest)))
+    FLOORS["vllm"] = {"relative": worst, "mean_tv": float(np.mean(tvs)), "max_tv": float(np.max(tvs)), "positions": len(tvs)}
+    print(f"\nvLLM oracle floor: largest relative difference {worst:.2e} (tokens >= 1e-3), law TV mean {np.mean(tvs):.2e}, "
+          f"max {np.max(tvs):.2e}, over {len(tvs)} positions; the oracle's floor: {FLOOR:g}")
+    (REPORTS / "vllm-oracle-floor.json").write_text(json.dumps(FLOORS["vllm"]))
+    assert len(tvs) == 32 * TOKEN_LENGTH and worst < FLOOR, (worst, FLOOR)
+
+
+FLOORS: dict = {}
+
+
+def token_decoder(servers, name: str) -> OpenAICompletionsDecoder:
+    return OpenAICompletionsDecoder(servers[name].base_url, MODEL, sampling=TOKENS, samples_per_request=64, max_in_flight=4,
+                                    request_timeout=600, name=f"vLLM server ({name}), T=1")
+
+
+def law_oracle(servers) -> VLLMServerOracle:
+    return VLLMServerOracle(servers["plain"].base_url, MODEL, sampling=TOKENS, max_in_flight=4, request_timeout=600)
+
+
+def per_token(servers, server: str, rows_per_call: int = 256, **settings):
+    started = time.perf_counter()
+    report = sd.check_tokens(token_decoder(servers, server), law_oracle(servers), [vllm_subjects.PROMPT], length=TOKEN_LENGTH,
+                             tv=0.03, rows_per_call=rows_per_call, **settings)
+    seconds = time.perf_counter() - started
+    keep(f"{server}-per-token", report)
+    print(f"-> {report.verdict} after {seconds:.0f} s, {report.checks[0].n if report.checks else 0:,} tokens, reached TV "
+          f"{report.reached_tv}, speculation {report.speculation}")
+    return report, seconds
+
+
+def test_every_token_of_the_server_with_the_workaround_follows_the_oracle(servers, specdec_budget):
+    report, seconds = per_token(servers, "ngram_fixed", seed=26, budget=specdec_budget,
+                                name="vLLM server, n-gram with the #55005 workaround, per token vs the plain server's log-probabilities")
+    assert report.verdict == "PASS" and report.reached_tv <= 0.03, report.format()
+    assert report.speculation["drafts"] > 100 and 0 < report.speculation["accepted_tokens"] < report.speculation["draft_tokens"]
+    assert seconds < 600, seconds
+
+
+def test_every_token_of_the_server_as_shipped_fails_within_a_minute(servers):
+    """#55005 per token: expected FAIL, at the production level outside the budget, stopped at an early look."""
+    report, seconds = per_token(servers, "ngram", rows_per_call=64, seed=27, family_alpha=1e-6,
+                                name="vLLM server, n-gram as shipped, per token vs the plain server's log-probabilities")
+    assert report.verdict == "FAIL" and report.stopped_early is not None, report.format()
+    assert seconds < 60, seconds
 
 
 def test_the_servers_are_gone_after_the_module(servers):

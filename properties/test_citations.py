@@ -9,7 +9,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 REFERENCE = (ROOT / "docs" / "reference.md").read_text()
-DEFINED = set(re.findall(r"\| \*\*([FELBH]\d+)\*\* \|", REFERENCE)) | set(re.findall(r"\(\*\*(F\d+)\*\*", REFERENCE))  # rows, and F21 inside L1
+DEFINED = set(re.findall(r"\| \*\*([FELBHP]\d+)\*\* \|", REFERENCE)) | set(re.findall(r"\(\*\*(F\d+)\*\*", REFERENCE))  # rows, and F21 inside L1
 SECTIONS = set(re.findall(r"^## (\d+)\. ", REFERENCE, flags=re.M))
 
 
@@ -23,7 +23,7 @@ def test_every_cited_id_is_defined_in_the_reference():
     assert {"F1", "F36", "E1", "E8", "L1", "L6", "B1", "B16", "H1", "H3"} <= DEFINED
     missing = {}
     for path in tracked("*.py", "*.md"):
-        for cited in re.findall(r"(?<![A-Za-z0-9_])([FELBH]\d{1,2})(?![0-9A-Za-z_])", path.read_text()):
+        for cited in re.findall(r"(?<![A-Za-z0-9_])([FELBHP]\d{1,2})(?![0-9A-Za-z_])", path.read_text()):
             if cited not in DEFINED:
                 missing.setdefault(cited, set()).add(str(path.relative_to(ROOT)))
     assert not missing, missing

@@ -80,7 +80,8 @@ def test_check_any_subject_passes_fails_and_locates(capsys):
     assert main(["check", "fixtures.subjects:my_verifier", "--tv", "0.1", "--device", "cpu", "--json", ""]) == 2  # empty --json refused
     assert main(["check", "fixtures.subjects:bonus_row_bug", "--tv", "0.1", "--device", "cpu", "--json", "/dev/null"]) == 1
     out = capsys.readouterr().out
-    assert "FAIL: chain V=4 K=2 L=3: first 3 tokens vs chain law (F35)" in out and "where: position 2" in out
+    assert "FAIL (stopped early at look " in out and "): chain V=4 K=2 L=3: first 3 tokens vs chain law (F35)" in out  # P4
+    assert "where: position 2" in out
     assert "1 subject: 0 PASS, 0 INCONCLUSIVE, 1 FAIL" in out
 
 

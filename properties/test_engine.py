@@ -242,7 +242,7 @@ def test_run_settings_are_one_record_that_checks_take_whole_or_changed():
 
 
 def test_every_check_goes_through_one_path_for_the_budget_holm_and_the_verdict(monkeypatch):
-    """check_verifier, check_multidraft, check_tree, check_decoder, check_ab and check_law all allot their
+    """check_verifier, check_multidraft, check_tree, check_decoder, check_ab, check_tokens and check_law all allot their
     alpha with engine.allot and judge with engine.judge (Holm); the verdict is the Report's."""
     from specdec.conformance import engine
     from specdec.laws import FunctionLaw
@@ -272,9 +272,10 @@ def test_every_check_goes_through_one_path_for_the_budget_holm_and_the_verdict(m
         sd.check_tree(verify_tree, cases=catalogue.tree_cases()[:1], name="t", **quick),
         sd.check_decoder(fair, law, [[0]], length=1, max_new_tokens=1, name="d", **quick),
         sd.check_ab(fair, fair, [[0]], length=1, max_new_tokens=1, name="ab", **quick),
+        sd.check_tokens(fair, sd.TargetLawOracle(law), [[0]], length=1, name="tokens", **quick),
     ]
     check = check_law([0, 1, 1, 0], [0.5, 0.5], name="law", budget=budget)
-    assert seen["allot"] == ["v", "m", "t", "d", "ab", "law"]
+    assert seen["allot"] == ["v", "m", "t", "d", "ab", "tokens", "law"]
     assert seen["judge"] == [len(r.checks) for r in reports] + [1]
     assert [e.label for e in budget.entries] == seen["allot"]  # one allotment each, from the run's budget
     assert all(r.verdict in ("PASS", "INCONCLUSIVE") for r in reports) and check.passed

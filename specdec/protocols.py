@@ -203,3 +203,32 @@ class SpeculationCounter(Protocol):
     """
 
     def speculation_counts(self) -> Any: ...
+
+
+@runtime_checkable
+class LawOracle(Protocol):
+    """The reference's law of every next token of an answer, as the engine samples it (docs/reference.md §10).
+
+    ``token_laws(prompts, continuations)`` returns, for each answer, one
+    :class:`specdec.laws.oracles.TokenLaw` per position: the law of ``continuation[t]`` given
+    ``prompt + continuation[:t]``, after the engine's warpers - a full row, or its listed tokens and one
+    "rest" mass.  ``floor``: the TV between a stated law and the engine's sampled one that is rounding, not a
+    bug - a bound on its mean over the tokens of any one position (P2); ``tolerance``: how far from 1 a stated law may sum.  specdec's own
+    laws, a transformers model, llama.cpp and vLLM's server have oracles.
+    """
+
+    floor: float
+    tolerance: float
+
+    def token_laws(self, prompts: Sequence[Sequence[int]], continuations: Sequence[Sequence[int]]) -> Any: ...
+
+
+@runtime_checkable
+class DraftMarker(Protocol):
+    """A decoder that says at which positions of its last call a draft was proposed: ``last_drafted()``
+    returns, per row of the last call, one bool per emitted token (True: a draft was verified there - kept,
+    or rejected and replaced by a residual draw; False: a bonus token, or a step without drafts).  This is
+    known before the token is drawn, so the per-token check may test the two groups apart (P3); whether a
+    draft was *kept* is not (it depends on the token itself: a correct decoder's kept drafts do not follow p)."""
+
+    def last_drafted(self) -> list[list[bool]]: ...

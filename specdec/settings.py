@@ -51,6 +51,9 @@ class RunSettings:
     a callable given the checkpoint dict); ``resume``: a checkpoint to continue (a path or a dict: a
     checkpoint, a report's JSON, or a ``specdec check --json`` document) - the same subject, settings
     and seed, or a ValueError naming the difference (:mod:`specdec.conformance.checkpoints`).
+    ``early_stop``: look at the counts as they grow and stop at the first look where a check rejects at
+    the interim level (a tenth of the alpha, spread over at most 32 looks; the final test keeps the rest:
+    docs/reference.md §10, P4).
     """
 
     tv: float | None = 0.01
@@ -67,6 +70,7 @@ class RunSettings:
     call_timeout: float | None = DEFAULT_CALL_TIMEOUT
     checkpoint: Any = None
     resume: Any = None
+    early_stop: bool = True
 
     def __post_init__(self) -> None:
         set_ = lambda field, value: object.__setattr__(self, field, value)  # noqa: E731
@@ -93,6 +97,8 @@ class RunSettings:
             raise TypeError(f"console must be a specdec.conformance.Console or None, got {type(self.console).__name__}")
         if self.checkpoint is not None and not (callable(self.checkpoint) or isinstance(self.checkpoint, (str, os.PathLike))):
             raise TypeError(f"checkpoint must be a path, a callable or None, got {type(self.checkpoint).__name__}")
+        if not isinstance(self.early_stop, bool):
+            raise TypeError(f"early_stop must be a bool, got {type(self.early_stop).__name__} {self.early_stop!r}")
         if self.resume is not None and not isinstance(self.resume, (str, os.PathLike, dict)):
             raise TypeError(f"resume must be a path, a checkpoint dict or None, got {type(self.resume).__name__}")
 

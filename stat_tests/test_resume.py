@@ -84,3 +84,27 @@ def test_a_two_sample_server_check_resumed_ends_as_the_uninterrupted_one(tmp_pat
         resumed = sd.check_ab(subject, reference, PROMPTS, length=2, rows_per_call=64, settings=settings, resume=path)
     _same(whole, resumed)
     assert whole.samples > 4 * 64 * 2  # several chunks, re-planned after each
+
+
+def test_a_per_token_check_resumed_ends_as_the_uninterrupted_one(tmp_path):
+    """check_tokens' tally (counts and expectations by position, mark and cell) restores exactly."""
+    from fixtures.models import tiny_pair
+    from specdec.decoding import ModelDraft, SpeculativeDecoder
+
+    target, draft = tiny_pair(1, 8)
+    sampling, path = SamplingConfig(temperature=0.8, top_k=5), tmp_path / "tokens.json"
+    loop = SpeculativeDecoder(target, ModelDraft(draft), num_draft_tokens=2, sampling=sampling)
+    settings = sd.RunSettings(n=600, chunk_size=100, seed=11, tv=None, name="tiny loop, per token")
+    oracle = sd.TargetLawOracle(target, sampling)
+    whole = sd.check_tokens(loop, oracle, PROMPTS, length=6, settings=settings)
+    class Marked(StopsAfter):  # says where it drafted, as the loop does (a DraftMarker)
+        def last_drafted(self):
+            return self.decoder.last_drafted()
+
+    stopped = sd.check_tokens(Marked(loop, 5), oracle, PROMPTS, length=6, settings=settings, checkpoint=path)
+    assert stopped.verdict == "INTERRUPTED" and not json.loads(path.read_text())["complete"]
+    resumed = sd.check_tokens(loop, oracle, PROMPTS, length=6, settings=settings, resume=path)
+    assert (whole.verdict, whole.samples) == (resumed.verdict, resumed.samples), (whole.summary(), resumed.summary())
+    for a, b in zip(whole.checks, resumed.checks, strict=True):  # counts exact; expectations are sums of laws the
+        assert (a.name, a.n, a.df, a.detectable_tv) == (b.name, b.n, b.df, b.detectable_tv)  # oracle recomputes,
+        assert a.statistic == pytest.approx(b.statistic, rel=1e-9) and a.pvalue == pytest.approx(b.pvalue, rel=1e-9)  # equal to rounding

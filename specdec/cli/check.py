@@ -10,8 +10,9 @@ report per subject, writes one JSON object, and exits with the code of the worst
 ``specdec check package.module:attr --kind verifier|multidraft|decoder`` checks any importable
 subject instead (the working directory is on the import path); a subject that cannot be imported
 or does not satisfy its Protocol is a one-line error naming the Protocol (exit 2).  A running
-server (``--server URL``) is a decoder too, and ``--reference`` / ``--reference-server`` check a
-decoder against another one (two samples): :mod:`specdec.cli.servers`.
+server (``--server URL``) is a decoder too, ``--reference`` / ``--reference-server`` check a
+decoder against another one (two samples), and ``--oracle-server`` checks every token a server emits
+against another server's per-token laws, beside the A/B check: :mod:`specdec.cli.servers`.
 """
 
 from __future__ import annotations
@@ -72,16 +73,24 @@ def _prompts(text: str | None) -> list[list[int]]:
     return prompts
 
 
-def _subject_report(args, console):
-    """The report of the one subject ``args.subject`` names, at its level."""
-    from ..conformance import check_decoder, check_multidraft, check_tree, check_verifier
-
+def _subject_runs(args, console) -> list:
+    """The reports to run for ``args.subject`` (or ``--server``): one at its level, or with ``--oracle-server`` the
+    per-token and the A/B reports."""
     if args.server is not None:
         subject = servers.server_decoder(args, args.server, args.model)
     else:
         subject = conforming(args.subject, resolve("SUBJECT", args.subject), args.kind)
     planned = dict(tv=args.tv, time_budget=args.budget, seed=args.seed, console=console, name=args.subject or args.server,
                    call_timeout=args.call_timeout or None, family_alpha=args.family_alpha, **args.campaign)
+    if args.oracle_server is not None:
+        return servers.oracle_runs(args, subject, servers.reference_decoder(args, resolve, conforming), planned)
+    return [lambda: _subject_report(args, subject, planned)]
+
+
+def _subject_report(args, subject, planned: dict):
+    """The report of the one subject ``args.subject`` names, at its level."""
+    from ..conformance import check_decoder, check_multidraft, check_tree, check_verifier
+
     if servers.two_sample(args):
         reference = servers.reference_decoder(args, resolve, conforming)
         planned["name"] = f"{planned['name']} vs {args.reference or args.reference_server}"
@@ -200,7 +209,7 @@ def check_command(args) -> int:
 
         runs = [run for _, run in default_subjects(args, console)]
     else:
-        runs = [lambda: _subject_report(args, console)]
+        runs = _subject_runs(args, console)
     rank = _process_group()
     interrupted = False
     reports = args.report_file.reports

@@ -4,7 +4,10 @@
   (:class:`specdec.adapters.openai.client.OpenAICompletionsDecoder`), checked against ``--target``
   (a law specdec computes) or against a reference;
 * ``--reference MODULE:ATTR`` or ``--reference-server URL``: the two-sample check
-  (:func:`specdec.conformance.check_ab`), for laws specdec cannot compute: speculation on vs off.
+  (:func:`specdec.conformance.check_ab`), for laws specdec cannot compute: speculation on vs off;
+* ``--oracle-server URL``: a vLLM server without speculation, as the law oracle of every token the subject
+  emits (:func:`specdec.conformance.check_tokens`, :class:`specdec.adapters.vllm.server_oracle.VLLMServerOracle`)
+  and as the reference of the A/B check beside it: two reports under one family alpha, half each.
 
 Sampling settings (``--temperature``, ``--top-p``, ``--top-k``) are sent with every request to a
 server; a ``--target`` must be warped the same way.
@@ -24,6 +27,14 @@ def add_arguments(check) -> None:
     group.add_argument("--reference", metavar="MODULE:ATTR", help="a second decoder: check SUBJECT against it (two samples, H1-H3) instead of --target")
     group.add_argument("--reference-server", metavar="URL", help="a second server as the reference (two samples)")
     group.add_argument("--reference-model", help="--reference-server: its model name (default: --model)")
+    group.add_argument("--oracle-server", metavar="URL",
+                       help="a vLLM server without speculation: check every token of --server against its per-token laws "
+                            "(check_tokens) and --server against it (A/B), half the family alpha each")
+    group.add_argument("--oracle-model", help="--oracle-server: its model name (default: --model)")
+    group.add_argument("--oracle-length", type=int, default=16,
+                       help="--oracle-server: tokens per answer of the per-token check, every one tested (default 16)")
+    group.add_argument("--top-logprobs", type=int, default=20,
+                       help="--oracle-server: log-probabilities asked per position (at most the server's --max-logprobs; default 20)")
     group.add_argument("--n", type=int, help="decoders: samples per prompt (per side for two samples), instead of planning for --tv")
     group.add_argument("--temperature", type=float, default=1.0, help="servers: sampling temperature sent with every request (default 1)")
     group.add_argument("--top-p", type=float, help="servers: top-p sent with every request")
@@ -47,6 +58,14 @@ def validate(args) -> None:
         raise UsageError("give either --reference or --reference-server, not both")
     if args.reference_server is not None and not (args.reference_model or args.model):
         raise UsageError("--reference-server needs --reference-model (or --model)")
+    if args.oracle_server is not None:
+        if args.server is None:
+            raise UsageError("--oracle-server checks a --server (every token it emits against the oracle's law)")
+        if args.reference is not None or args.reference_server is not None or args.target is not None:
+            raise UsageError("--oracle-server is the reference of its A/B check: give it without --reference, --reference-server "
+                             "or --target")
+        if args.oracle_length < 1 or args.top_logprobs < 1:
+            raise UsageError(f"--oracle-length and --top-logprobs must be >= 1, got {args.oracle_length} and {args.top_logprobs}")
     if args.n is not None and args.n < 1:
         raise UsageError(f"--n must be >= 1, got {args.n}")
     if not (math.isfinite(args.temperature) and args.temperature >= 0):
@@ -63,14 +82,19 @@ def validate(args) -> None:
 
 
 def two_sample(args) -> bool:
-    return args.reference is not None or args.reference_server is not None
+    return args.reference is not None or args.reference_server is not None or getattr(args, "oracle_server", None) is not None
+
+
+def _sampling(args):
+    from ..warpers import SamplingConfig
+
+    return SamplingConfig(temperature=args.temperature, top_p=args.top_p, top_k=args.top_k)
 
 
 def server_decoder(args, url: str, model: str):
     from ..adapters.openai.client import OpenAICompletionsDecoder
-    from ..warpers import SamplingConfig
 
-    sampling = SamplingConfig(temperature=args.temperature, top_p=args.top_p, top_k=args.top_k)
+    sampling = _sampling(args)
     try:
         return OpenAICompletionsDecoder(url, model, sampling=sampling, samples_per_request=args.samples_per_request,
                                         max_in_flight=args.requests_in_flight, request_timeout=args.request_timeout, name=url)
@@ -79,6 +103,8 @@ def server_decoder(args, url: str, model: str):
 
 
 def reference_decoder(args, resolve, conforming):
+    if args.oracle_server is not None:
+        return server_decoder(args, args.oracle_server, args.oracle_model or args.model)
     if args.reference_server is not None:
         return server_decoder(args, args.reference_server, args.reference_model or args.model)
     return conforming(args.reference, resolve("--reference", args.reference), "decoder")
@@ -91,3 +117,24 @@ def ab_report(args, subject, reference, planned: dict):
         planned["rows_per_call"] = 2 * args.samples_per_request * args.requests_in_flight
     return check_ab(subject, reference, args.prompts, length=args.length, eos_token_id=args.eos, n=args.n,
                     max_new_tokens=args.max_new_tokens, **planned)
+
+
+def oracle_runs(args, subject, reference, planned: dict) -> list:
+    """``--oracle-server``: the per-token report and the A/B report, each at half the family alpha (two reports, one
+    family: their false alarms together stay within ``--family-alpha``)."""
+    from ..adapters.vllm.server_oracle import VLLMServerOracle
+    from ..conformance import check_tokens
+
+    model = args.oracle_model or args.model
+    try:
+        oracle = VLLMServerOracle(args.oracle_server, model, sampling=_sampling(args), top_logprobs=args.top_logprobs,
+                                  request_timeout=args.request_timeout, max_in_flight=args.requests_in_flight)
+    except (TypeError, ValueError) as error:
+        raise UsageError(f"--oracle-server {args.oracle_server!r}: {error}") from None
+    half = dict(planned, family_alpha=planned["family_alpha"] / 2)
+    name = planned["name"]
+    tokens = dict(half, name=f"{name}, per token vs {args.oracle_server}")
+    ab = dict(half, name=f"{name} vs {args.oracle_server}")
+    return [lambda: check_tokens(subject, oracle, args.prompts, length=args.oracle_length, eos_token_id=args.eos, n=args.n,
+                                 rows_per_call=args.samples_per_request * args.requests_in_flight, **tokens),
+            lambda: ab_report(args, subject, reference, ab)]

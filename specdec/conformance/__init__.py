@@ -7,7 +7,8 @@ One public call per level, one engine behind them:
 * :func:`check_tree` - any :class:`specdec.protocols.TreeVerifier`;
 * :func:`check_decoder` - any :class:`specdec.protocols.Decoder` against a target law;
 * :func:`check_law` - one goodness-of-fit check, for a test's own sampler;
-* :func:`check_ab` - two decoders against each other (two samples), where no law is known.
+* :func:`check_ab` - two decoders against each other (two samples), where no law is known;
+* :func:`check_tokens` - every token a decoder emits against a law oracle's law of it (P1-P4).
 
 Every check takes its run settings as one :class:`specdec.RunSettings` (``settings=``) or as
 keywords, shares one :class:`ErrorBudget` when one is given (the pytest plugin gives one per run),
@@ -28,6 +29,7 @@ from .decoder_check import check_decoder
 from .law_check import check_law
 from .report import Report
 from .sampling_plan import SampleRequest
+from .token_check import check_tokens
 from .verifier_checks import check_multidraft, check_tree, check_verifier
 
 __all__ = [
@@ -51,6 +53,7 @@ __all__ = [
     "check_decoder",
     "check_law",
     "check_multidraft",
+    "check_tokens",
     "check_tree",
     "check_verifier",
     "multidraft_cases",

@@ -37,10 +37,11 @@ class SubjectFailure:
     call: str  # which call: case or prompts, batch size, settings
     message: str  # the exception's type and last line, or what the timeout was
     seconds: float  # how long the failing call ran
+    party: str = "subject"  # whose call failed: "subject", or the check's "law oracle"
 
     def line(self) -> str:
         what = {"raised": "raised", "timeout": "did not return", "contract": "broke its Protocol"}[self.kind]
-        return f"the subject {what} during {self.call}: {self.message}"
+        return f"the {self.party} {what} during {self.call}: {self.message}"
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -55,11 +56,12 @@ def last_line(error: BaseException) -> str:
 class CallGuard:
     """Calls the subject with a timeout (None: wait forever, in the calling thread) and reports failures."""
 
-    def __init__(self, timeout: float | None = DEFAULT_CALL_TIMEOUT, *, device=None) -> None:
+    def __init__(self, timeout: float | None = DEFAULT_CALL_TIMEOUT, *, device=None, party: str = "subject") -> None:
         if timeout is not None and not (timeout > 0):
             raise ValueError(f"call_timeout must be a positive number of seconds or None, got {timeout!r}")
         self.timeout = timeout
         self.device = device
+        self.party = party  # named in the report's ERROR: "the subject raised ..." or "the law oracle raised ..."
 
     def call(self, subject: Callable, args: tuple, describe: Callable[[], str]):
         """``subject(*args)``; a :class:`SubjectError` naming ``describe()`` if it raises or times out."""
@@ -102,9 +104,8 @@ class CallGuard:
         except BaseException as error:  # noqa: BLE001 - handed back to the waiting thread
             box["error"] = error
 
-    @staticmethod
-    def _failure(kind: str, call: str, message: str, started: float) -> SubjectError:
-        return SubjectError(SubjectFailure(kind, call, message, time.perf_counter() - started))
+    def _failure(self, kind: str, call: str, message: str, started: float) -> SubjectError:
+        return SubjectError(SubjectFailure(kind, call, message, time.perf_counter() - started, self.party))
 
 
 def subject_name(subject) -> str:

@@ -32,6 +32,7 @@ class Sampled:
     interrupted: bool = False
     planned: list[int | None] = field(default_factory=list)  # per stream: the plan's n (None: re-planned from the counts)
     seconds_before: float = 0.0  # sampling time of the run this one continues
+    stopped: dict | None = None  # an early stop (P4): the look, the samples drawn, the check and its p-value
 
     def state(self) -> list[dict]:
         return [{"drawn": d, "next_chunk": c, "tally": t.state()} for d, c, t in zip(self.drawn, self.next_chunk, self.tallies)]
@@ -55,9 +56,10 @@ def _goal(stream, tally: Tally, drawn: int, planned: int, settings: RunSettings,
 
 
 def sample(streams, plan, settings: RunSettings, alpha_check: float, key: Callable, progress, rank: int, world: int,
-           sampled: Sampled, save: Callable[[bool], None]) -> None:
+           sampled: Sampled, save: Callable[[bool], None], look: Callable[[], bool] = lambda: False) -> None:
     """Draw every stream's chunks (this rank's share; ``key(stream, chunk)`` gives a chunk's randomness);
-    stop at a subject's failure or at Ctrl-C.  ``save(final)`` is called after every chunk."""
+    stop at a subject's failure, at Ctrl-C, or when ``look()`` (called after every chunk) says a check has
+    rejected.  ``save(final)`` is called after every chunk."""
     try:
         for i, stream in enumerate(streams):
             deadline = _stream_deadline(plan, i)
@@ -77,6 +79,9 @@ def sample(streams, plan, settings: RunSettings, alpha_check: float, key: Callab
                 sampled.next_chunk[i] = chunk_index
                 progress.update(size)
                 save(False)
+                if look():
+                    _plans_at_stop(streams, plan, settings, alpha_check, sampled)
+                    return
                 if deadline is not None and time.perf_counter() >= deadline:
                     break
     except SubjectError as error:
@@ -87,6 +92,15 @@ def sample(streams, plan, settings: RunSettings, alpha_check: float, key: Callab
         progress.close()
 
 
+def _plans_at_stop(streams, plan, settings: RunSettings, alpha_check: float, sampled: Sampled) -> None:
+    """At an early stop, a re-planned stream's plan is what its hook asks for on the counts so far (the report's
+    "after n of N planned samples")."""
+    for j, stream in enumerate(streams):
+        if sampled.planned and sampled.planned[j] is None:
+            sampled.planned[j] = max(sampled.drawn[j], _goal(stream, sampled.tallies[j], sampled.drawn[j], plan.sizes[j], settings,
+                                                             alpha_check))
+
+
 def _stream_deadline(plan, i: int) -> float | None:
     """Under a time budget: when stream i stops (its share of the time left, rescaled to what is left)."""
     if plan.deadline is None:
@@ -94,3 +108,35 @@ def _stream_deadline(plan, i: int) -> float | None:
     now = time.perf_counter()
     remaining = sum(plan.shares[i:])
     return now + (plan.shares[i] / remaining if remaining > 0 else 1.0) * max(plan.deadline - now, 0.0)
+
+
+SPEND = 0.1  # of the report's alpha, spent on the interim looks (P4); the final test keeps the rest
+LOOKS = 32  # at most this many interim looks: at 1, 2, 4, ... times the first chunk's samples
+
+
+def looker(streams, sampled: Sampled, alpha: float, m: int, first: int, enabled: bool) -> Callable[[], bool]:
+    """``look()``: at the first chunk past 1, 2, 4, ... x ``first`` samples drawn (at most LOOKS looks), every
+    stream's checks at the interim level SPEND * alpha / (m * LOOKS); True (and ``sampled.stopped`` set) when
+    one rejects (P4: Bonferroni over the looks and the checks, so the interim looks spend at most SPEND * alpha)."""
+    interim = SPEND * alpha / (m * LOOKS)
+    state = {"next": max(first, 1), "looks": 0}
+    while state["next"] <= sum(sampled.drawn):  # a continued run: the looks the interrupted one made are behind it
+        state["next"] *= 2
+        state["looks"] += 1
+
+    def look() -> bool:
+        total = sum(sampled.drawn)
+        if not enabled or state["looks"] >= LOOKS or total < state["next"]:
+            return False
+        while state["next"] <= total:
+            state["next"] *= 2
+        state["looks"] += 1
+        for stream, tally in zip(streams, sampled.tallies):
+            for check in stream.evaluate(tally, interim):
+                if check.pvalue <= interim:
+                    sampled.stopped = {"look": state["looks"], "samples": total, "check": check.name, "pvalue": check.pvalue,
+                                       "level": interim}
+                    return True
+        return False
+
+    return look

@@ -36,7 +36,7 @@ def fingerprint(subject: str, level: str, settings, alpha: float, device, stream
     """What identifies a campaign: a continuation must match it exactly."""
     return {"subject": subject, "level": level, "seed": settings.seed, "tv": settings.tv, "n": settings.n,
             "max_n": settings.max_n, "chunk_size": settings.chunk_size, "time_budget": settings.time_budget,
-            "alpha": alpha, "device": getattr(device, "type", str(device)),
+            "alpha": alpha, "early_stop": settings.early_stop, "device": getattr(device, "type", str(device)),
             "streams": [[s.name, int(size), int(chunk)] for s, size, chunk in zip(streams, plan.sizes, plan.chunks)]}
 
 

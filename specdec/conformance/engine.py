@@ -36,7 +36,7 @@ from ..stats.multiplicity import holm
 from .checks import Check, detectable
 from . import checkpoints
 from .calls import subject_name
-from .campaign import Sampled, replanned, sample
+from .campaign import SPEND, Sampled, looker, replanned, sample
 from .console import Console
 from .report import Report, library_versions
 from .ranks import process_group, sum_over_ranks
@@ -136,7 +136,8 @@ def run(subject: str, level: str, streams: list[Stream], settings: RunSettings, 
     console = Console() if rank else (settings.console or Console.auto())  # one voice per campaign
     m = sum(s.num_checks for s in streams) + len(extras)
     entry, alpha = allot(settings.budget, m, subject, settings.family_alpha)
-    alpha_check = alpha / m
+    final = alpha * (1 - SPEND) if settings.early_stop else alpha  # P4: the looks spend the rest
+    alpha_check = final / m
     report = Report(subject=subject, level=level, checks=[], family_alpha=alpha, asked_tv=settings.tv, seed=settings.seed,
                     chunk_size=0, device=str(device), sample_size_rule=settings.describe(), notes=list(notes),
                     versions=library_versions())
@@ -166,14 +167,16 @@ def run(subject: str, level: str, streams: list[Stream], settings: RunSettings, 
     save = _saver(settings, identity, sampled, started, watch, rank)
     progress = console.progress(sum(n if n is not None else 8 * c for n, c in zip(sampled.planned, plan.chunks)) // world, subject)
     progress.update(sum(sampled.drawn))
+    look = looker(streams, sampled, alpha, m, min(plan.chunks), settings.early_stop and world == 1)
     sample(streams, plan, settings, alpha_check, lambda i, c: ChunkKey(settings.seed, i, c, device), progress, rank, world,
-           sampled, save)
+           sampled, save, look)
+    report.stopped_early = sampled.stopped
     if world > 1 and sampled.failure is None:  # one test over the summed counts of every rank, never a vote of per-rank tests
         sum_over_ranks(sampled, device)
     if sampled.failure is None:
         checks = _evaluate(streams, extras, sampled, alpha_check)
         if sampled.failure is None:
-            report.checks = judge(checks, alpha, entry)
+            report.checks = judge(checks, final, entry)
     report.resume = save(True)
     if watch is not None:
         watch.record(report)
@@ -217,7 +220,8 @@ def _saver(settings: RunSettings, identity: dict, sampled: Sampled, started: flo
 
 
 def _say_plan(console, subject, level, device, m, alpha, alpha_check, settings, streams, plan: Plan) -> None:
-    console.say(f"-- {subject} ({level}) on {device}: {m} checks, Holm at family-wise alpha {alpha:.1e}; {settings.describe()}")
+    looks = f" (a tenth of it spent on up to 32 looks that stop at a rejection)" if settings.early_stop else ""
+    console.say(f"-- {subject} ({level}) on {device}: {m} checks, Holm at family-wise alpha {alpha:.1e}{looks}; {settings.describe()}")
     for i, s in enumerate(streams):
         if not s.laws:
             console.say(f"   {s.name[:56]:56s} n re-planned from the counts as they come (at most {plan.sizes[i]:,})")

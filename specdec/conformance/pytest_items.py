@@ -46,6 +46,11 @@ class SpecdecRunner:
         settings.update(kwargs)
         return settings
 
+    def _host_settings(self, kwargs: dict) -> dict:
+        settings = self._settings(kwargs)
+        settings.pop("device", None)  # a decoder's counts live on the host
+        return settings
+
     def _judge(self, report: Report, allow_inconclusive: bool) -> Report:
         if report.verdict in ("FAIL", "ERROR", "INTERRUPTED") or (report.verdict == "INCONCLUSIVE" and not allow_inconclusive):
             import pytest
@@ -80,18 +85,20 @@ class SpecdecRunner:
         """:func:`check_decoder` of a Decoder against ``target`` (a TargetLaw or a transformers model)."""
         from .decoder_check import check_decoder
 
-        settings = self._settings(kwargs)
-        settings.pop("device", None)  # a decoder's counts live on the host
-        return self._judge(check_decoder(subject, target, prompts, **settings), allow_inconclusive)
+        return self._judge(check_decoder(subject, target, prompts, **self._host_settings(kwargs)), allow_inconclusive)
 
     def ab(self, subject, reference, prompts, *, allow_inconclusive: bool = False, **kwargs) -> Report:
         """:func:`check_ab`: two Decoders against each other (two samples, H1-H3), e.g. an engine with
         and without speculation."""
         from .ab_check import check_ab
 
-        settings = self._settings(kwargs)
-        settings.pop("device", None)
-        return self._judge(check_ab(subject, reference, prompts, **settings), allow_inconclusive)
+        return self._judge(check_ab(subject, reference, prompts, **self._host_settings(kwargs)), allow_inconclusive)
+
+    def tokens(self, subject, oracle, prompts, *, allow_inconclusive: bool = False, **kwargs) -> Report:
+        """:func:`check_tokens`: every token a Decoder emits against a LawOracle's law of it (P1-P4)."""
+        from .token_check import check_tokens
+
+        return self._judge(check_tokens(subject, oracle, prompts, **self._host_settings(kwargs)), allow_inconclusive)
 
 
 def suite_cases(kind: str = "verifier", *, which: str = "default", children=("iid", "distinct")) -> list:

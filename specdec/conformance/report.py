@@ -69,6 +69,7 @@ class Report:
     planned_samples: int = 0  # what the plan meant to draw (the samples drawn are ``samples``)
     speculation: dict | None = None  # drafts, draft tokens and accepted tokens the subject verified during the check
     resume: dict | None = None  # the campaign's checkpoint (conformance.checkpoints): what a continuation starts from
+    stopped_early: dict | None = None  # P4: the look at which a check rejected (look, samples, check, p-value, level)
 
     @property
     def passed(self) -> bool:
@@ -122,7 +123,10 @@ class Report:
             return f"INTERRUPTED after {self.seconds:.1f} s ({drawn}): {found}; no PASS is claimed"
         if verdict == "FAIL":
             failed = [c for c in self.checks if not c.passed]
-            return f"FAIL: {failed[0].describe()}" + (f" (and {len(failed) - 1} more failing checks)" if len(failed) > 1 else "")
+            stop = self.stopped_early
+            early = (f" (stopped early at look {stop['look']}, after {self.samples:,} of {self.planned_samples:,} planned samples)"
+                     if stop else "")
+            return f"FAIL{early}: {failed[0].describe()}" + (f" (and {len(failed) - 1} more failing checks)" if len(failed) > 1 else "")
         if verdict == "INCONCLUSIVE" and self.speculation is not None and not self.speculation.get("drafts") and (
             self.asked_tv is None or reached is None or reached <= self.asked_tv * (1 + 1e-9)
         ):

@@ -94,6 +94,20 @@ class SpeculativeDecoder:
             for row, start, accepted in zip(step.rows, step.start, step.num_accepted)
         ]
 
+    def last_drafted(self) -> list[list[bool]]:
+        """Per row of the last call, per emitted token: whether a draft was proposed at its position (a verified
+        position: a kept draft, or the residual drawn where the draft was rejected) or not (a bonus token, a step
+        without drafts).  :class:`specdec.protocols.DraftMarker`: known before the token is drawn."""
+        if self.last_result is None:
+            return []
+        marks = [[False] * len(row) for row in self.last_result.tokens]
+        for step in self.last_result.steps:
+            for row, start, accepted in zip(step.rows, step.start, step.num_accepted):
+                for j in range(min(int(accepted) + 1, step.num_draft_tokens)):
+                    if start + j < len(marks[row]):
+                        marks[row][start + j] = True
+        return marks
+
     @property
     def draft_law(self) -> TargetLaw | None:
         return None if self.draft is None else self.draft.proposal_law(self.sampling)

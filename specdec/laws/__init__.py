@@ -2,12 +2,14 @@
 
 token (F1, F3, F4, F6 joint) - transport (F6, F9-F10) - lp (F5, F7, F8 with dual
 certificates) - chain (F26, F27, table sequence laws) - block (F16-F20) -
-multidraft (F11-F15) - speedup (F22-F25) - target (target laws) - sequence (F35).
+multidraft (F11-F15) - speedup (F22-F25) - target (target laws) - sequence (F35) -
+oracles (per-token laws for check_tokens, P1-P2).
 """
 
 from .block import accepted_count_law, block_law, expected_accepted_block, joint_min_ideal
 from .chain import acceptance_profile, emitted_block_law, tokens_per_step_moments
 from .multidraft import distinct_children_law, kseq_acceptance, kseq_law, kseq_rho, mss_acceptance, mss_law
+from .oracles import TargetLawOracle, TokenLaw, TransformersOracle
 from .sequence import SequenceLaw, sequence_law
 from .speedup import (
     end_to_end_speedup,
@@ -26,6 +28,9 @@ __all__ = [
     "FunctionLaw",
     "ModelLaw",
     "SequenceLaw",
+    "TargetLawOracle",
+    "TokenLaw",
+    "TransformersOracle",
     "acceptance_probability",
     "acceptance_profile",
     "accepted_count_law",

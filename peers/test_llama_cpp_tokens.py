@@ -1,0 +1,132 @@
+"""llama.cpp (llama-cpp-python 0.3.36) per token (issue 29): every token of prompt lookup's answers against the
+law llama.cpp itself gives that token, ``specdec.check_tokens`` with
+:class:`specdec.adapters.llama_cpp.oracle.LlamaCppOracle`.
+
+Runs in ``.venv-llama`` (``make peers``), on ``fixtures.llama_subjects`` (the " cat"/" dog" prompt, T = 0.7,
+top-p 0.8, prompt lookup K = 4).  What the runs show:
+
+* the oracle's sampler chain (numpy, :mod:`specdec.adapters.llama_cpp.sampler_chain`) is llama.cpp's own: the same
+  support and probabilities as llama.cpp's C samplers, through llama-cpp-python's bindings, on random logits and
+  histories with every sampler of the chain (penalties included);
+* the floor: the oracle evaluates an answer one token at a time, the calls the engine makes without a draft;
+  lookup verifies blocks of K + 1, and in this build (ggml's llamafile sgemm on) logits depend on the batch
+  shape: measured how far (per position, the mean TV between batch and one-token laws: 0.005 at 18 + 8 tokens,
+  0.024 at 54 + 32), far below the TV the check tests;
+* prompt lookup as shipped, every token of 8-token answers at a per-token TV of ``TV`` (``make peers-slow``):
+  expected PASS, with drafts verified, kept and replaced.  Its first run (2026-11-25) stopped on one token at
+  the top-p edge that the verification block's rounding let in (docs/results.md): within the oracle's floor,
+  such tokens now count against the floor's allowance (docs/reference.md §10, P2);
+* the planted lossy acceptance (a draft kept whenever it is in the target's top two) FAILs per token at an
+  early look, located at the drafted positions.
+
+On 2 busy cores (one thread for the engine, one for the oracle, side by side) lookup makes about 26 tokens/s
+(4,096 tokens in 160 s): the PASS needs about 30,000, so it runs in ``make peers-slow``; the rest of the file
+takes about 2 minutes.
+"""
+
+import ctypes
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import specdec
+from fixtures import llama_subjects
+from specdec.adapters.llama_cpp.oracle import FLOOR, LlamaCppOracle
+from specdec.adapters.llama_cpp.sampler_chain import ChainSettings, chain_law
+
+REPORTS = Path(__file__).resolve().parent.parent / ".peers"
+TOKEN_LENGTH = 8  # tokens per answer, every one tested: 18 + 8 stays in the contexts where the floor is 0
+TV = 0.03
+FLOOR_ANSWERS = 32
+LONG_PROMPT = llama_subjects.PROMPT * 3  # 54 tokens: past the context where the build's kernels change with the batch
+
+
+def _c_chain_law(logits: np.ndarray, history: list[int], s: ChainSettings) -> dict[int, float]:
+    """llama.cpp's own chain (llama-cpp-python's order in ``Llama._init_sampler``) applied to ``logits``."""
+    import llama_cpp as L
+
+    chain = L.llama_sampler_chain_init(L.llama_sampler_chain_default_params())
+    for sampler in (L.llama_sampler_init_penalties(len(logits), s.last_n, s.repeat_penalty, s.frequency_penalty, s.presence_penalty),
+                    L.llama_sampler_init_top_k(s.top_k), L.llama_sampler_init_typical(1.0, 1), L.llama_sampler_init_top_p(s.top_p, 1),
+                    L.llama_sampler_init_min_p(s.min_p, 1), L.llama_sampler_init_temp(s.temperature), L.llama_sampler_init_dist(1234)):
+        L.llama_sampler_chain_add(chain, sampler)
+    try:
+        for token in history:
+            L.llama_sampler_accept(chain, int(token))
+        data = (L.llama_token_data * len(logits))()
+        for i, x in enumerate(logits):
+            data[i].id, data[i].logit, data[i].p = i, float(x), 0.0
+        array = L.llama_token_data_array(data=ctypes.cast(data, L.llama_token_data_p), size=len(logits), selected=-1, sorted=False)
+        L.llama_sampler_apply(chain, ctypes.byref(array))
+        return {int(data[i].id): float(data[i].p) for i in range(array.size)}
+    finally:
+        L.llama_sampler_free(chain)
+
+
+def test_the_oracles_sampler_chain_is_llama_cpps_own():
+    rng = np.random.default_rng(0)
+    worst = 0.0
+    for case in range(300):
+        vocab = int(rng.integers(5, 300))
+        logits = (rng.normal(size=vocab) * rng.uniform(0.5, 4)).astype(np.float32)
+        history = rng.integers(0, vocab, size=int(rng.integers(0, 100))).tolist()
+        settings = ChainSettings(temperature=float(rng.choice([0.5, 1.0, 1.7])), top_k=int(rng.choice([0, 1, 3, 10, 50])),
+                                 top_p=float(rng.choice([1.0, 0.5, 0.9, 0.95])), min_p=float(rng.choice([0.0, 0.05, 0.2])),
+                                 repeat_penalty=float(rng.choice([1.0, 1.3])), frequency_penalty=float(rng.choice([0.0, 0.4])),
+                                 presence_penalty=float(rng.choice([0.0, 0.7])), last_n=int(rng.choice([0, 8, 64])))
+        theirs, ours = _c_chain_law(logits, history, settings), chain_law(logits, history, settings)
+        support = {int(t) for t in np.flatnonzero(ours > 0)}
+        assert {t for t, p in theirs.items() if p > 0} == support, (case, settings)
+        worst = max(worst, max(abs(theirs[t] - ours[t]) for t in support))
+    print(f"\n300 random cases: the same support as llama.cpp's C samplers; largest probability difference {worst:.2e}")
+    assert worst < 1e-6
+
+
+@pytest.fixture(scope="module")
+def oracle():
+    made = LlamaCppOracle(llama_subjects.gguf_path(), sampling=llama_subjects.SAMPLING, n_ctx=256)
+    yield made
+    made.close()
+
+
+def test_how_far_batches_move_the_law_is_measured_and_far_below_the_tested_tv(oracle):
+    short = oracle.measure_floor(llama_subjects.PROMPT, llama_subjects.plain([llama_subjects.PROMPT] * FLOOR_ANSWERS, TOKEN_LENGTH, 5))
+    long = oracle.measure_floor(LONG_PROMPT, llama_subjects.plain([LONG_PROMPT] * 8, 32, 6))
+    print(f"\nllama.cpp, batch against one-token laws: {len(llama_subjects.PROMPT)} + {TOKEN_LENGTH} tokens: {short}; "
+          f"{len(LONG_PROMPT)} + 32 tokens: {long}")
+    REPORTS.mkdir(exist_ok=True)
+    (REPORTS / "llama-oracle-floor.json").write_text(json.dumps({"short": short, "long": long, "oracle_floor": FLOOR}))
+    assert short["positions"] == FLOOR_ANSWERS * TOKEN_LENGTH and long["positions"] == 8 * 32
+    assert short["floor"] < TV / 3, short  # the blocks lookup verifies move each position's law far less than the tested TV
+    single = oracle.token_laws([llama_subjects.PROMPT] * 2, [[2767, 2644], [2767, 2644]])  # one token at a time: reproducible
+    assert all(np.array_equal(a.probs, b.probs) for a, b in zip(*single))
+
+
+def per_token(subject, oracle, **settings):
+    started = time.perf_counter()
+    report = specdec.check_tokens(subject, oracle, [llama_subjects.PROMPT], length=TOKEN_LENGTH, tv=TV, **settings)
+    seconds = time.perf_counter() - started
+    print(f"\n{report.format()}\n-> {report.verdict} after {seconds:.0f} s, {report.checks[0].n if report.checks else 0:,} tokens, "
+          f"reached TV {report.reached_tv}, speculation {report.speculation}")
+    return report, seconds
+
+
+@pytest.mark.slow  # make peers-slow: llama-cpp-python answers one request at a time, about 25 minutes here
+def test_every_token_of_prompt_lookup_follows_llama_cpps_own_law(oracle, specdec_budget):
+    report, seconds = per_token(llama_subjects.lookup, oracle, seed=31, budget=specdec_budget,
+                                name="llama.cpp prompt lookup K=4, per token vs llama.cpp's own law")
+    REPORTS.mkdir(exist_ok=True)
+    (REPORTS / "llama-lookup-per-token.json").write_text(report.to_json())
+    assert report.verdict == "PASS" and report.reached_tv <= TV, report.format()
+    spec = report.speculation
+    assert spec["drafts"] > 100 and 0 < spec["accepted_tokens"] < spec["draft_tokens"], spec
+
+
+def test_a_lossy_acceptance_fails_per_token_at_an_early_look(oracle):
+    report, seconds = per_token(llama_subjects.lookup_planted, oracle, seed=32, family_alpha=1e-6, rows_per_call=64,
+                                name="llama.cpp prompt lookup K=4, top-2 acceptance (planted), per token")
+    assert report.verdict == "FAIL" and report.stopped_early is not None, report.format()
+    assert "most significant: " in report.checks[0].location, report.checks[0].location

@@ -1,0 +1,140 @@
+"""llama.cpp's own law of every token of an answer, for the per-token check (a :class:`specdec.protocols.LawOracle`).
+
+:class:`LlamaCppOracle` evaluates each prompt once (kept in the KV cache while answers to it follow), then each
+answer after it one token at a time - as llama.cpp decodes without a draft - (``logits_all``: every position's
+raw float32 logits, llama-cpp-python 0.3.36), and turns each position's logits into the law llama.cpp samples
+from with its sampler chain in its own order (:mod:`.sampler_chain`: truncation on the untempered law, then the
+temperature).  Each law is kept compact (:meth:`specdec.laws.TokenLaw.compact`: its support when small, else its
+32 most likely tokens and the rest's mass), so a chunk of answers over a 49,152-token vocabulary fits in memory.
+
+The floor: evaluated one token at a time, the oracle's logits are those of the engine without a draft (the same
+calls on the same build).  ggml's kernels round differently for other batch shapes, and an engine that
+verifies drafts evaluates blocks of K + 1 tokens: :meth:`LlamaCppOracle.measure_floor` states how far batch
+evaluation moves the laws (per position, the mean TV), which is also what ``batch=True`` (one batch per answer,
+faster) costs as a floor.  Measured with llama-cpp-python 0.3.36's default build on SmolLM2's Q4_1 GGUF
+(``make peers``, .peers/llama-oracle-floor.json): logits move by up to 0.8, a position's law by a mean TV of
+0.005 (18 + 8 tokens of context; largest single TV 0.07) to 0.024 (54 + 32 tokens): ggml's llamafile sgemm
+kernels serve batches, not single tokens.  A build with ``-DGGML_LLAMAFILE=OFF`` gave bitwise equal logits for
+every batch shape tried.  So the law of llama.cpp's speculative decoding differs from its law without a draft
+by that rounding; the per-token check tests it against the law without a draft, at a TV far above it.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from ..._validation import as_float, as_int
+from ...laws.oracles import TokenLaw, row_law
+from ...warpers import SamplingConfig
+from .._common import require_version
+from .in_process import DISTRIBUTIONS, SUPPORTED_LLAMA_CPP
+from .sampler_chain import ChainSettings, chain_law
+
+FLOOR = 1e-3  # per-token TV, a margin: one token at a time the oracle makes the calls the engine makes without a draft
+
+__all__ = ["FLOOR", "LlamaCppOracle"]
+
+
+class LlamaCppOracle:
+    """llama.cpp's per-token laws of ``model_path`` (GGUF) under ``sampling`` (module docstring)."""
+
+    def __init__(self, model_path: str | os.PathLike, *, sampling: SamplingConfig = SamplingConfig(), n_ctx: int = 512,
+                 floor: float = FLOOR, chain: ChainSettings | None = None, llama_args: dict | None = None,
+                 batch: bool = False) -> None:
+        if not isinstance(sampling, SamplingConfig):
+            raise TypeError(f"sampling must be a specdec.SamplingConfig, got {type(sampling).__name__}")
+        self.model_path = os.fspath(model_path)
+        self.chain = chain or ChainSettings.from_sampling(sampling)
+        self.n_ctx = as_int("n_ctx", n_ctx, minimum=2)
+        self.floor = as_float("floor", floor, minimum=0.0, maximum=1.0)
+        self.tolerance = 1e-6
+        if not isinstance(batch, bool):
+            raise TypeError(f"batch must be a bool, got {type(batch).__name__}")
+        self.batch = batch
+        self.llama_args = dict(llama_args or {})
+        self._llm = None
+        self._prompt: list[int] | None = None  # the prompt in the KV cache
+
+    @property
+    def settings(self) -> str:
+        c = self.chain
+        return (f"llama.cpp's sampler chain on every position's logits ({'the answer in one batch' if self.batch else 'one token at a time'}; "
+                f"{os.path.basename(self.model_path)}; T={c.temperature:g}"
+                + (f", top_k={c.top_k}" if c.top_k else "") + (f", top_p={c.top_p:g}" if c.top_p < 1 else "")
+                + (f", min_p={c.min_p:g}" if c.min_p else "") + f"; floor {self.floor:g})")
+
+    @property
+    def llm(self):
+        if self._llm is None:
+            require_version("specdec.adapters.llama_cpp.oracle", DISTRIBUTIONS, SUPPORTED_LLAMA_CPP)
+            from llama_cpp import Llama
+
+            args = dict(n_threads=max(1, (os.cpu_count() or 2) // 2))
+            args.update(self.llama_args)
+            args.setdefault("n_threads_batch", args["n_threads"])
+            self._llm = Llama(model_path=self.model_path, n_ctx=self.n_ctx, n_batch=self.n_ctx, logits_all=True, verbose=False, **args)
+        return self._llm
+
+    def logits(self, prompt, continuation) -> np.ndarray:
+        """Raw float32 logits (len(continuation), V) of every continuation position: the prompt (evaluated once while
+        the same prompt follows), then the answer one token at a time (as the engine decodes without a draft) or,
+        with ``batch``, in one batch."""
+        llm, prompt = self.llm, [int(t) for t in prompt]
+        if len(prompt) + len(continuation) > self.n_ctx or not prompt:
+            raise ValueError(f"a prompt of {len(prompt)} and an answer of {len(continuation)} tokens do not fit n_ctx={self.n_ctx}")
+        if self._prompt != prompt:
+            llm.reset()
+            llm.eval(prompt)
+            self._prompt = prompt
+        llm.n_tokens = len(prompt)  # the KV cache past the prompt is dropped by the next eval
+        if self.batch:
+            llm.eval([int(t) for t in continuation[:-1]])
+        else:
+            for token in continuation[:-1]:
+                llm.eval([int(token)])
+        return np.array(llm.scores[len(prompt) - 1 : len(prompt) - 1 + len(continuation)], dtype=np.float32)
+
+    def token_laws(self, prompts, continuations) -> list[list[TokenLaw]]:
+        out = []
+        for prompt, continuation in zip(prompts, continuations):
+            rows = self.logits(prompt, continuation) if len(continuation) else []
+            out.append([row_law(chain_law(rows[t], continuation[:t], self.chain)) for t in range(len(continuation))])
+        return out
+
+    def measure_floor(self, prompt, answers) -> dict:
+        """How far batch evaluation moves the laws on ``answers`` to ``prompt`` (the floor of ``batch=True``, P2): the
+        TV between the laws of the answer in one batch and those of one-token evaluations (how the engine decodes
+        without a draft, and this oracle by default), per position; returns
+        ``{"floor": the largest per-position mean TV, "max_tv": the largest TV, "max_logit": the largest logit
+        difference, "positions": positions compared}``."""
+        by_position: dict[int, list[float]] = {}
+        max_logit = 0.0
+        batch, self.batch = self.batch, True
+        try:
+            batches = [self.logits(prompt, answer) for answer in answers]
+        finally:
+            self.batch = batch
+        for answer, batched in zip(answers, batches):
+            llm = self.llm
+            llm.reset()
+            self._prompt = None
+            llm.eval([int(t) for t in prompt])
+            single = [np.array(llm.scores[len(prompt) - 1], dtype=np.float32)]
+            for token in answer[:-1]:
+                llm.eval([int(token)])
+                single.append(np.array(llm.scores[llm.n_tokens - 1], dtype=np.float32))
+            for t, row in enumerate(single):
+                max_logit = max(max_logit, float(np.max(np.abs(batched[t] - row))))
+                a, b = chain_law(batched[t], answer[:t], self.chain), chain_law(row, answer[:t], self.chain)
+                by_position.setdefault(t, []).append(0.5 * float(np.abs(a - b).sum()))
+        means = [float(np.mean(v)) for v in by_position.values()]
+        return {"floor": max(means, default=0.0), "max_tv": max((max(v) for v in by_position.values()), default=0.0),
+                "max_logit": max_logit, "positions": sum(len(v) for v in by_position.values())}
+
+    def close(self) -> None:
+        if self._llm is not None:
+            self._llm.close()
+            self._llm = None
+            self._prompt = None

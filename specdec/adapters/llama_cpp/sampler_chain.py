@@ -1,0 +1,83 @@
+"""llama.cpp's sampler chain, as llama-cpp-python 0.3.36 builds it for ``Llama.generate``, as a law (numpy).
+
+The order (``Llama._init_sampler``): a logits processor, penalties, top-k, typical (off at 1), top-p, min-p,
+temperature, then the draw.  Truncation therefore works on the *untempered* law (transformers, and specdec's
+warpers, apply the temperature first, E6).  Exactly, on float32 logits z (llama.cpp's own arithmetic):
+
+* penalties over the window W of the last ``last_n`` tokens *generated in this call* (prompt tokens are never
+  accepted by ``generate``): for each t seen c_t > 0 times, z_t = z_t * repeat if z_t <= 0 else z_t / repeat,
+  then z_t -= c_t * frequency + presence;
+* top-k (k > 0): the k largest z (llama.cpp breaks ties arbitrarily; here by the lower id);
+* top-p (p < 1): on the softmax of the survivors in float32, sorted, the shortest prefix whose cumulative sum
+  reaches p (the crossing token kept); all of them if the float32 sum never reaches p;
+* min-p (m > 0): the survivors with z >= max z + log(m);
+* temperature T > 0: softmax of z / T over the survivors; T == 0 is the greedy argmax (the lowest id of the ties).
+
+Checked against llama.cpp's own C samplers through llama-cpp-python's bindings (``peers/test_llama_cpp.py``:
+the same support and probabilities within 1e-6 on random logits and histories).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["ChainSettings", "chain_law"]
+
+
+@dataclass(frozen=True)
+class ChainSettings:
+    """The samplers of one request (llama-cpp-python's ``generate`` keywords)."""
+
+    temperature: float = 1.0
+    top_k: int = 0
+    top_p: float = 1.0
+    min_p: float = 0.0
+    repeat_penalty: float = 1.0
+    frequency_penalty: float = 0.0
+    presence_penalty: float = 0.0
+    last_n: int = 64  # Llama(last_n_tokens_size=64)
+
+    @classmethod
+    def from_sampling(cls, sampling) -> "ChainSettings":
+        """From a :class:`specdec.SamplingConfig` (temperature, top-k, top-p, min-p; every other sampler neutral)."""
+        return cls(float(sampling.temperature), int(sampling.top_k or 0), float(sampling.top_p or 1.0), float(sampling.min_p or 0.0))
+
+
+def _penalised(z: np.ndarray, history, s: ChainSettings) -> np.ndarray:
+    if s.last_n <= 0 or (s.repeat_penalty, s.frequency_penalty, s.presence_penalty) == (1.0, 0.0, 0.0):
+        return z
+    window = list(history)[-s.last_n:]
+    z = z.copy()
+    for token in set(window):
+        count = window.count(token)
+        z[token] = z[token] * np.float32(s.repeat_penalty) if z[token] <= 0 else z[token] / np.float32(s.repeat_penalty)
+        z[token] -= np.float32(count * s.frequency_penalty + s.presence_penalty)
+    return z
+
+
+def chain_law(logits, history, settings: ChainSettings) -> np.ndarray:
+    """The law (V,) float64 of the next token llama.cpp draws from raw ``logits`` (V,) after ``history`` (the
+    tokens generated so far in the request)."""
+    z = _penalised(np.asarray(logits, dtype=np.float32), history, settings)
+    out = np.zeros(z.shape[0], dtype=np.float64)
+    if settings.temperature == 0:
+        out[int(np.argmax(z))] = 1.0  # first maximum: the lowest id wins ties
+        return out
+    if settings.top_k > 0 or settings.top_p < 1.0:
+        order = np.lexsort((np.arange(z.shape[0]), -z))  # by logit, ties by the lower id
+        ids = order[: settings.top_k] if settings.top_k > 0 else order
+        if settings.top_p < 1.0:
+            p = np.exp(z[ids] - z[ids].max(), dtype=np.float32)
+            cum = np.cumsum(p / p.sum(dtype=np.float32), dtype=np.float32)
+            reached = cum >= np.float32(settings.top_p)
+            ids = ids[: int(np.argmax(reached)) + 1] if reached.any() else ids
+    else:
+        ids = np.arange(z.shape[0])
+    if settings.min_p > 0:
+        ids = ids[z[ids] >= z[ids].max() + np.log(np.float32(settings.min_p))]
+    scaled = z[ids].astype(np.float64) / settings.temperature
+    weights = np.exp(scaled - scaled.max())
+    out[ids] = weights / weights.sum()
+    return out
