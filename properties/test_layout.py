@@ -16,7 +16,7 @@ TEST_FOLDERS = ("properties", "stat_tests", "perf")
 # Lower layers never import higher ones (imports inside functions are deliberate lazy imports).
 LAYERS = [
     {"specdec._validation", "specdec._hf", "specdec._io", "specdec.protocols", "specdec.errors", "specdec.settings"},
-    {"specdec.sampling", "specdec.warpers", "specdec.metrics"},
+    {"specdec.sampling", "specdec.warpers", "specdec.metrics", "specdec.sampling_settings"},
     {"specdec.laws", "specdec.stats"},
     {"specdec.verify"},
     {"specdec.schemes"},

@@ -26,6 +26,8 @@ _EXPORTS = {
     "verify_kseq": "specdec.verify",
     "verify_mss": "specdec.verify",
     "SamplingConfig": "specdec.warpers",
+    "SamplingSettings": "specdec.sampling_settings",
+    "UnsupportedSetting": "specdec.sampling_settings",
     "warp_logits": "specdec.warpers",
     "warped_probs": "specdec.warpers",
     "inverse_cdf": "specdec.sampling",

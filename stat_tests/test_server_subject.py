@@ -113,8 +113,9 @@ def test_the_request_carries_the_sampling_and_eos_settings():
                                        ignore_eos=False)
     assert decoder.url == "http://127.0.0.1:1/v1/completions" and decoder.metrics_url == "http://127.0.0.1:1/metrics"
     body = decoder.payload(decoder.plan([[1, 2]], 0)[0], 4)
-    assert body == {"model": MODEL, "prompt": [1, 2], "max_tokens": 4, "temperature": 0.7, "top_p": 0.8, "seed": body["seed"], "n": 1,
-                    "ignore_eos": False, "return_token_ids": True, "logprobs": None, "stream": False}
+    assert body == {"model": MODEL, "prompt": [1, 2], "max_tokens": 4, "temperature": 0.7, "top_p": 0.8, "top_k": 0, "min_p": 0.0,
+                    "repetition_penalty": 1.0, "presence_penalty": 0.0, "frequency_penalty": 0.0, "seed": body["seed"], "n": 1,
+                    "ignore_eos": False, "return_token_ids": True, "logprobs": None, "stream": False}  # every field, "off" included
     with_k = OpenAICompletionsDecoder("http://h:1", MODEL, sampling=sd.SamplingConfig(top_k=3)).payload(decoder.plan([[1]], 0)[0], 1)
     assert with_k["top_k"] == 3 and json.dumps(with_k)
 

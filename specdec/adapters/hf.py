@@ -14,6 +14,7 @@ restored afterwards) and runs transformers' code unchanged.
   called row by row with our verifier's signature and result type, so the same
   checks run on it as on :func:`specdec.verify_tokens`.  It takes logits, so
   probabilities are passed as their logarithms (softmax(log p) = p).
+* :class:`HFGenerateDecoder` - ``model.generate(...)`` without speculation (the control).
 * :class:`HFAssistedDecoder` - ``model.generate(assistant_model=..., do_sample=...)``.
 * :class:`HFPromptLookupDecoder` - ``model.generate(prompt_lookup_num_tokens=...)``.
 
@@ -30,7 +31,9 @@ import torch
 
 from .._validation import as_float, as_int
 from ..decoding.decoder import check_decoder_args
+from ..sampling_settings import SamplingSettings
 from ..schemes import declare
+from .hf_settings import generate_kwargs, generation_kwargs
 from ..verify import VerifyResult, validate_token_inputs
 from ..warpers import SamplingConfig
 
@@ -96,34 +99,28 @@ def hf_speculative_sampling(
     )
 
 
-def generation_kwargs(sampling: SamplingConfig) -> dict:
-    """transformers ``generate`` keyword arguments for the same warpers (top_k=0 turns transformers' default 50 off)."""
-    if sampling.min_tokens_to_keep != 1:
-        raise ValueError(f"transformers' generate has no min_tokens_to_keep; got {sampling.min_tokens_to_keep}, only 1 maps")
-    if sampling.greedy:
-        return {"do_sample": False}
-    return {
-        "do_sample": True,
-        "temperature": float(sampling.temperature),
-        "top_k": int(sampling.top_k or 0),
-        "top_p": float(sampling.top_p if sampling.top_p is not None else 1.0),
-        "min_p": sampling.min_p,
-    }
-
-
 @dataclass
 class _HFDecoder:
     target: object
     sampling: SamplingConfig = SamplingConfig()
     eos_token_id: int | None = None
+    settings: SamplingSettings | None = None  # the whole record (:mod:`.hf_settings`); then ``sampling`` is not read
 
     def _extra(self) -> dict:
         return {}
+
+    def _generate_kwargs(self) -> tuple[dict, set]:
+        """(``generate``'s sampling keywords, the ids a row stops after)."""
+        chosen = generation_kwargs(self.sampling) if self.settings is None else generate_kwargs(self.settings)
+        kwargs = {"min_new_tokens": 0, "eos_token_id": self.eos_token_id, **chosen}
+        stops = kwargs["eos_token_id"]
+        return kwargs, set() if stops is None else {stops} if isinstance(stops, int) else set(stops)
 
     def _run(self, prompts, max_new_tokens: int, seed: int) -> list[list[int]]:
         prompts, max_new_tokens, seed = check_decoder_args(self.target, prompts, max_new_tokens, seed)
         device = next(self.target.parameters()).device
         pad = self.eos_token_id if self.eos_token_id is not None else 0
+        kwargs, stops = self._generate_kwargs()
         outputs = []
         with torch.random.fork_rng(devices=[device] if device.type == "cuda" else []):
             for prompt, row_seed in zip(prompts, _seeds(seed, len(prompts))):
@@ -133,17 +130,24 @@ class _HFDecoder:
                     ids,
                     attention_mask=torch.ones_like(ids),
                     max_new_tokens=max_new_tokens,
-                    min_new_tokens=0,
-                    eos_token_id=self.eos_token_id,
                     pad_token_id=pad,
-                    **generation_kwargs(self.sampling),
+                    **kwargs,
                     **self._extra(),
                 )
                 new = out[0, len(prompt):].tolist()
-                if self.eos_token_id is not None and self.eos_token_id in new:
-                    new = new[: new.index(self.eos_token_id) + 1]
+                stop = next((i for i, token in enumerate(new) if token in stops), None)
+                if stop is not None:
+                    new = new[: stop + 1]
                 outputs.append(new)
         return outputs
+
+
+@dataclass
+class HFGenerateDecoder(_HFDecoder):
+    """transformers ``generate`` without speculation: the control of the decoders below."""
+
+    def __call__(self, prompts, max_new_tokens: int, seed: int) -> list[list[int]]:
+        return self._run(prompts, max_new_tokens, seed)
 
 
 @dataclass

@@ -28,7 +28,8 @@ point-mass drafts (E5), lossless by construction, and for a deterministic draft 
 optimum.  With equal logits the same seed gives the same tokens with and without the draft.
 
 Sampling: ``sampling`` (a :class:`specdec.SamplingConfig`) maps to llama.cpp's temperature, top-k, top-p and
-min-p; every other sampler is set to its neutral value explicitly (``repeat_penalty=1``, frequency and
+min-p, ``settings`` (a :class:`specdec.SamplingSettings`) adds penalties, processors and stop tokens
+(:mod:`.sampling_map`); every sampler not asked for is set to its neutral value explicitly (``repeat_penalty=1``, frequency and
 presence penalties 0, ``typical_p=1``, mirostat off; llama-cpp-python's own defaults include ``min_p=0.05``,
 ``top_k=40``, ``top_p=0.95``).  llama.cpp's chain is top-k -> typical -> top-p -> min-p -> temperature ->
 draw, so **top-p and min-p select the support from the untempered law** (transformers, and specdec's
@@ -55,8 +56,10 @@ import os
 from typing import Callable, Sequence
 
 from ..._validation import as_int, as_seed
+from ...sampling_settings import SamplingSettings
 from ...warpers import SamplingConfig
 from .._common import installed_version, request_seeds, require_version
+from .sampling_map import checked_settings, generate_args
 
 SUPPORTED_LLAMA_CPP = ("0.3.36",)
 DISTRIBUTIONS = ("llama_cpp_python", "llama-cpp-python")
@@ -86,15 +89,10 @@ class _CountingDraft:
         return drafted
 
 
-def _checked_args(model_path, sampling, num_pred_tokens, ignore_eos, name, setup, llama_args) -> tuple[list, dict]:
+def _checked_args(model_path, num_pred_tokens, ignore_eos, name, setup, llama_args) -> tuple[list, dict]:
     """:class:`LlamaCppDecoder`'s arguments checked: (the setup steps, the extra ``Llama`` arguments)."""
     if not isinstance(model_path, (str, os.PathLike)):
         raise TypeError(f"model_path must be a path to a GGUF file, got {type(model_path).__name__} {model_path!r}")
-    if not isinstance(sampling, SamplingConfig):
-        raise TypeError(f"sampling must be a specdec.SamplingConfig, got {type(sampling).__name__}")
-    if sampling.min_tokens_to_keep != 1:
-        raise ValueError(f"sampling.min_tokens_to_keep={sampling.min_tokens_to_keep}: llama-cpp-python keeps at least 1 "
-                         "token in every sampler and offers no other value")
     num_pred_tokens = None if num_pred_tokens is None else as_int("num_pred_tokens", num_pred_tokens, minimum=1)
     if not isinstance(ignore_eos, bool):
         raise TypeError(f"ignore_eos must be a bool, got {type(ignore_eos).__name__} {ignore_eos!r}")
@@ -126,14 +124,15 @@ class LlamaCppDecoder:
     ``Llama`` keyword arguments (``n_threads``, ``n_batch``, ...); the ones this class sets are refused.
     """
 
-    def __init__(self, model_path: str | os.PathLike, *, sampling: SamplingConfig = SamplingConfig(),
+    def __init__(self, model_path: str | os.PathLike, *, sampling: SamplingConfig | None = None, settings: SamplingSettings | None = None,
                  num_pred_tokens: int | None = None, n_ctx: int = 512, ignore_eos: bool = True, name: str | None = None,
                  setup: Callable | Sequence[Callable] = (), llama_args: dict | None = None) -> None:
-        steps, extra = _checked_args(model_path, sampling, num_pred_tokens, ignore_eos, name, setup, llama_args)
+        self.sampling_settings = checked_settings(sampling, settings)
+        steps, extra = _checked_args(model_path, num_pred_tokens, ignore_eos, name, setup, llama_args)
         self.num_pred_tokens = None if num_pred_tokens is None else int(num_pred_tokens)
         self.n_ctx = as_int("n_ctx", n_ctx, minimum=2)
         self.model_path = os.fspath(model_path)
-        self.sampling = sampling
+        self.sampling = self.sampling_settings.sampling
         self.ignore_eos = ignore_eos
         self.setup = steps
         self.llama_args = extra
@@ -146,11 +145,8 @@ class LlamaCppDecoder:
     def settings(self) -> str:
         """One line: the engine's drafting and sampling settings."""
         spec = "no draft" if self.num_pred_tokens is None else f"prompt lookup, num_pred_tokens={self.num_pred_tokens}"
-        s = self.sampling
-        warp = (f"T={s.temperature:g}" + (f", top_k={s.top_k}" if s.top_k else "") + (f", top_p={s.top_p:g}" if s.top_p else "")
-                + (f", min_p={s.min_p:g}" if s.min_p else ""))
         found = installed_version(DISTRIBUTIONS)
-        return f"llama-cpp-python {found[1] if found else '?'} ({spec}; {warp})"
+        return f"llama-cpp-python {found[1] if found else '?'} ({spec}; {self.sampling_settings.label})"
 
     @property
     def num_draft_tokens(self) -> int:
@@ -184,12 +180,10 @@ class LlamaCppDecoder:
             self._prefix = None
         return self._llm
 
-    def sampler_args(self) -> dict:
-        """``Llama.generate``'s sampling keywords: the config's warpers, every other sampler neutral."""
-        s = self.sampling
-        return dict(temp=float(s.temperature), top_k=int(s.top_k or 0), top_p=float(s.top_p or 1.0), min_p=float(s.min_p or 0.0),
-                    typical_p=1.0, repeat_penalty=1.0, frequency_penalty=0.0, presence_penalty=0.0, tfs_z=1.0,
-                    mirostat_mode=0, logits_processor=None, grammar=None)
+    def sampler_args(self, prompt_length: int = 1) -> dict:
+        """``Llama.generate``'s sampling keywords for a row of ``prompt_length`` prompt tokens (:mod:`.sampling_map`):
+        the record's samplers and processors, every sampler it does not ask for neutral."""
+        return generate_args(self.sampling_settings, prompt_length)
 
     def __call__(self, prompts, max_new_tokens: int, seed: int) -> list[list[int]]:
         max_new_tokens = as_int("max_new_tokens", max_new_tokens, minimum=0)
@@ -222,13 +216,13 @@ class LlamaCppDecoder:
             self._prefix = prefix
         llm.n_tokens = len(prefix)
         llm.set_seed(seed)  # generate builds this row's sampler chain (and its RNG) from it
-        eos = None if self.ignore_eos else llm.token_eos()
+        stops = set(self.sampling_settings.stop_token_ids) | (set() if self.ignore_eos else {llm.token_eos()})
         new: list[int] = []
-        tokens = llm.generate([prompt[-1]], reset=False, **self.sampler_args())
+        tokens = llm.generate([prompt[-1]], reset=False, **self.sampler_args(len(prompt)))
         try:
             for token in tokens:
                 new.append(int(token))
-                if len(new) == max_new_tokens or token == eos:
+                if len(new) == max_new_tokens or token in stops:
                     break
         finally:
             tokens.close()

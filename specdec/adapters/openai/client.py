@@ -11,10 +11,11 @@ seed)`` by POSTing to ``{base_url}/v1/completions`` (standard library only: ``ur
   rows are independent draws - provided the server's ``n`` samples of one request are independent
   (vLLM seeds the i-th sample of a request with ``seed + i``);
 * at most ``max_in_flight`` requests are open at once, each with its own ``request_timeout``;
-* ``sampling`` (a :class:`specdec.SamplingConfig`) becomes ``temperature``, ``top_p`` and, when set,
-  ``top_k`` and ``min_p``: the warpers of the reference law (E6).  A field that is not sent takes the
-  *server's* default, which may not be "off" (see below); ``ignore_eos=True`` by default (EOS an
-  ordinary token; pass ``eos_token_id`` to the check otherwise, E8);
+* ``settings`` (a :class:`specdec.SamplingSettings`: warpers, penalties, logit bias, minimum tokens, bad
+  words, allowed and stop token ids, n, seeds) or ``sampling`` (a :class:`specdec.SamplingConfig`, the
+  warpers alone) becomes the request's sampling fields, every one sent, "off" included (:mod:`.fields`),
+  so no server default stands in for a setting; ``ignore_eos=True`` by default (EOS an ordinary token;
+  pass ``eos_token_id`` to the check otherwise, E8);
 * every failure - refused connection, HTTP error, timeout, a body that is not JSON, the wrong number
   of choices, missing or non-integer token ids, a prompt echoed back that is not the one sent -
   raises :class:`ServerRequestError` naming the request (URL, first prompt row, n, seed, HTTP status,
@@ -67,7 +68,9 @@ from typing import Sequence
 
 from ..._validation import as_float, as_int, as_seed
 from ...errors import ServerRequestError
+from ...sampling_settings import SamplingSettings
 from ...warpers import SamplingConfig
+from .fields import completion_fields
 from .requests import Request, plan_requests, request_seeds
 from .retries import RetryPolicy
 from .wire import COUNTERS, TransportError, get_text, parse_counters, post_json, read_choices
@@ -125,6 +128,21 @@ def _in_flight(requests: list, ask, limit: int, ended: threading.Event):
         yield value
 
 
+def _settings(sampling, settings) -> SamplingSettings:
+    """``sampling=`` (a SamplingConfig: its warpers, nothing else) or ``settings=`` (the whole record), not both."""
+    if sampling is not None and settings is not None:
+        raise ValueError("give sampling= (a SamplingConfig) or settings= (a SamplingSettings), not both")
+    if settings is not None:
+        if not isinstance(settings, SamplingSettings):
+            raise TypeError(f"settings must be a specdec.SamplingSettings, got {type(settings).__name__}")
+        return settings
+    if sampling is None:
+        sampling = SamplingConfig()
+    if not isinstance(sampling, SamplingConfig):
+        raise TypeError(f"sampling must be a specdec.SamplingConfig, got {type(sampling).__name__}")
+    return SamplingSettings.from_sampling(sampling)
+
+
 def _retry_policy(value) -> RetryPolicy:
     """``retry=``: a RetryPolicy, or a number of seconds (its budget; 0: never retry)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
@@ -164,14 +182,15 @@ class OpenAICompletionsDecoder:
 
     runs_in_process = False  # the work happens in the server: a benchmark measures no peak memory here
 
-    def __init__(self, base_url: str, model: str, *, sampling: SamplingConfig = SamplingConfig(), samples_per_request: int = 16,
-                 max_in_flight: int = 8, request_timeout: float = 120.0, ignore_eos: bool = True,
-                 metrics_url: str | None | bool = True, name: str | None = None, retry: RetryPolicy | float = RetryPolicy()) -> None:
+    def __init__(self, base_url: str, model: str, *, sampling: SamplingConfig | None = None, settings: SamplingSettings | None = None,
+                 samples_per_request: int = 16, max_in_flight: int = 8, request_timeout: float = 120.0, ignore_eos: bool = True,
+                 metrics_url: str | None | bool = True, name: str | None = None, retry: RetryPolicy | float = RetryPolicy(),
+                 decode=None) -> None:
         root = server_root(base_url)
         if not isinstance(model, str) or not model:
             raise (TypeError if not isinstance(model, str) else ValueError)(f"model must be the served model's name (a non-empty str), got {model!r}")
-        if not isinstance(sampling, SamplingConfig):
-            raise TypeError(f"sampling must be a specdec.SamplingConfig, got {type(sampling).__name__}")
+        settings = _settings(sampling, settings)
+        self.fields = completion_fields(settings, decode)  # refuses what no request can carry, here and not at the first call
         if not isinstance(ignore_eos, bool):
             raise TypeError(f"ignore_eos must be a bool, got {type(ignore_eos).__name__} {ignore_eos!r}")
         metrics = metrics_address(root, metrics_url)
@@ -180,8 +199,9 @@ class OpenAICompletionsDecoder:
         self.base_url = root
         self.url = root + "/v1/completions"
         self.model = model
-        self.sampling = sampling
-        self.samples_per_request = as_int("samples_per_request", samples_per_request, minimum=1)
+        self.sampling_settings = settings
+        self.sampling = settings.sampling
+        self.samples_per_request = settings.samples_per_request or as_int("samples_per_request", samples_per_request, minimum=1)
         self.max_in_flight = as_int("max_in_flight", max_in_flight, minimum=1)
         self.request_timeout = as_float("request_timeout", request_timeout, minimum=0.0, low_open=True)
         self.ignore_eos = ignore_eos
@@ -196,21 +216,15 @@ class OpenAICompletionsDecoder:
     @property
     def settings(self) -> str:
         """One line: the server, model and sampling."""
-        s = self.sampling
-        warp = f"T={s.temperature:g}" + (f", top_k={s.top_k}" if s.top_k else "") + (f", top_p={s.top_p:g}" if s.top_p else "") \
-            + (f", min_p={s.min_p:g}" if s.min_p else "")
-        return f"OpenAI server {self.base_url} (model {self.model}; {warp}; n<={self.samples_per_request}, {self.max_in_flight} in flight)"
+        return (f"OpenAI server {self.base_url} (model {self.model}; {self.sampling_settings.label}; n<={self.samples_per_request}, "
+                f"{self.max_in_flight} in flight)")
 
     def payload(self, request: Request, max_new_tokens: int) -> dict:
-        """The JSON body of one request."""
-        s = self.sampling
-        body = {"model": self.model, "prompt": list(request.prompt), "max_tokens": max_new_tokens,
-                "temperature": float(s.temperature), "top_p": float(s.top_p or 1.0), "seed": request.seed, "n": len(request.rows),
-                "ignore_eos": self.ignore_eos, "return_token_ids": True, "logprobs": None, "stream": False}
-        if s.top_k:
-            body["top_k"] = int(s.top_k)
-        if s.min_p:
-            body["min_p"] = float(s.min_p)
+        """The JSON body of one request: every sampling field sent, "off" included (:mod:`.fields`)."""
+        body = {"model": self.model, "prompt": list(request.prompt), "max_tokens": max_new_tokens, **self.fields,
+                "n": len(request.rows), "ignore_eos": self.ignore_eos, "return_token_ids": True, "logprobs": None, "stream": False}
+        if self.sampling_settings.seeded:
+            body["seed"] = request.seed
         return body
 
     def plan(self, prompts: Sequence[Sequence[int]], seed: int) -> list[Request]:

@@ -1,0 +1,110 @@
+"""The conformance matrix's cells (issue 30): verdicts read from reports, refusals as cells, the table."""
+
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from specdec.adapters.llama_cpp.sampling_map import processors
+from specdec.conformance.matrix import Cell, cell_verdict, markdown_table, read_cells, run_cell, write_cells
+from specdec.sampling_settings import SamplingSettings, UnsupportedSetting
+
+
+def report(verdict="PASS", error=None, checks=(), tv=0.2, samples=200, speculation=None):
+    return SimpleNamespace(verdict=verdict, error=error, checks=list(checks), reached_tv=tv, samples=samples, speculation=speculation)
+
+
+def test_an_http_400_is_the_engines_refusal_and_other_errors_stay_errors():
+    refused = report("ERROR", {"message": "ServerRequestError: request 1: HTTP 400 Bad Request: 'min_p ... not yet supported'"})
+    assert cell_verdict(refused) == ("REFUSED", "by the engine: ServerRequestError: request 1: HTTP 400 Bad Request: 'min_p ... not yet supported'")
+    crashed = report("ERROR", {"message": "ServerRequestError: HTTP 500 Internal Server Error\ntraceback"})
+    assert cell_verdict(crashed) == ("ERROR", "ServerRequestError: HTTP 500 Internal Server Error")
+    failed = report("FAIL", checks=[SimpleNamespace(passed=True), SimpleNamespace(passed=False, location="position 2, prefix [5]", pvalue=1e-9)])
+    assert cell_verdict(failed) == ("FAIL", "position 2, prefix [5], p = 1e-09")
+    assert cell_verdict(report("INCONCLUSIVE")) == ("INCONCLUSIVE", "")
+
+
+def test_a_cell_runs_the_check_on_the_built_pair_or_records_the_adapters_refusal():
+    seen = {}
+
+    def build(settings):
+        if settings.min_p:
+            raise UnsupportedSetting("engine E", "min_p", settings.min_p, "it has none")
+        return "subject", "reference"
+
+    def check(subject, reference, **kwargs):
+        seen.update(kwargs, pair=(subject, reference))
+        return report(speculation={"drafts": 5, "draft_tokens": 20, "accepted_tokens": 7})
+
+    cell = run_cell("E", "lookup", "base", SamplingSettings(temperature=0.7), build, check, n=100)
+    assert (cell.verdict, cell.samples, cell.drafts, cell.accepted_tokens, cell.settings) == ("PASS", 100, 5, 7, "T=0.7")
+    assert seen == {"n": 100, "pair": ("subject", "reference")}
+    refused = run_cell("E", "lookup", "min-p", SamplingSettings(min_p=0.1), build, check)
+    assert refused.verdict == "REFUSED" and "engine E does not take min_p=0.1" in refused.detail and refused.samples == 0
+
+
+def test_cells_round_trip_through_json_and_make_one_table(tmp_path):
+    cells = [Cell("E", "lookup", "base", "T=0.7", "PASS", 0.21, 800, 1409, 5636, 700, 154.2),
+             Cell("E", "lookup", "min-p", "T=0.7 min_p=0.2", "REFUSED", detail="by the engine: a | b")]
+    write_cells(cells, tmp_path / "e.json", {"engine": "E"})
+    header, back = read_cells(tmp_path / "e.json")
+    assert header == {"engine": "E"} and back == cells
+    table = markdown_table(back).splitlines()
+    assert len(table) == 4 and table[2].startswith("| E | lookup | base | `T=0.7` | **PASS** | 0.210 | 800 | 1,409 (5,636, 700) | 154 s |")
+    assert "a / b" in table[3]  # a | in a detail does not break the table
+
+
+def test_llama_cpps_processor_stages_do_what_the_record_says():
+    s = SamplingSettings(logit_bias={1: 2.0}, allowed_token_ids=[0, 1, 3], bad_words=[[2, 3]], stop_token_ids=[0], min_new_tokens=2)
+    stages = processors(s, prompt_length=2)
+    logits = np.zeros(5, dtype=np.float32)
+    for stage in stages:
+        logits = stage(np.array([4, 2]), logits)  # history = the prompt: no new token yet, and it ends with 2
+    assert logits.tolist() == [-np.inf, 2.0, -np.inf, -np.inf, -np.inf]  # 0 too early, 3 a bad word after 2, 2 and 4 not allowed
+    later = np.zeros(5, dtype=np.float32)
+    for stage in stages:
+        later = stage(np.array([4, 2, 1, 1]), later)
+    assert later.tolist() == [0.0, 2.0, -np.inf, 0.0, -np.inf]
+    assert processors(SamplingSettings(), 3) is None
+
+
+def test_a_later_run_replaces_its_cells_and_keeps_the_others():
+    from specdec.conformance.matrix import merge_cells
+
+    a, b, c = (Cell("E", "m", name, "T=1", "PASS") for name in "abc")
+    b2, d = Cell("E", "m", "b", "T=1", "FAIL"), Cell("E", "m", "d", "T=1", "PASS")
+    assert merge_cells([a, b, c], [d, b2]) == [a, b2, c, d]
+
+
+def test_a_subject_amid_load_answers_as_alone_while_the_load_runs_beside_it():
+    import threading
+    import time
+
+    from specdec.adapters.background_load import AmidLoad, Load
+
+    during = threading.Event()
+    calls = []
+
+    def subject(prompts, max_new_tokens, seed):
+        time.sleep(0.2)  # the load gets going meanwhile
+        return [[seed % 7] * max_new_tokens for _ in prompts]
+
+    def load(prompts, max_new_tokens, seed):
+        calls.append((len(prompts), max_new_tokens))
+        during.set()
+        time.sleep(0.01)
+        return [[0]] * len(prompts)
+
+    def broken(prompts, max_new_tokens, seed):
+        raise RuntimeError("HTTP 500")
+
+    amid = AmidLoad(subject, [Load(load, [[1, 2]] * 3, 4), Load(broken, [[3]])])
+    assert amid([[1], [2]], 2, 10) == subject([[1], [2]], 2, 10)
+    assert during.is_set() and amid.load_calls >= 1 and calls[0] == (3, 4)
+    assert amid.load_failures >= 1 and amid.first_load_failure == "RuntimeError: HTTP 500"
+    settled = amid.load_calls
+    time.sleep(0.05)
+    assert amid.load_calls == settled  # the load stops with the call
+    assert amid.speculation_counts() is None
+    with pytest.raises(TypeError, match="load must be"):
+        AmidLoad(subject, [])

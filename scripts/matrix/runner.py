@@ -1,0 +1,57 @@
+"""The loop every engine's driver shares: its command line, the plan stated before it starts, one cell after
+another (printed and written as each finishes, so an interrupted run keeps what it did), a later run with
+``--append`` replacing only its own cells."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Callable
+
+from specdec.conformance.budget import ErrorBudget
+from specdec.conformance.matrix import Cell, merge_cells, read_cells, write_cells
+
+from .header import header
+
+OUT = Path(__file__).resolve().parents[2] / ".peers" / "matrix"
+FAMILY_ALPHA = 1e-6  # each engine's matrix run, over 4 checks per cell at most
+
+
+def arguments(doc: str, default_n: int, methods: list[str], names: list[str], argv=None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    parser.add_argument("--n", type=int, default=default_n, help=f"samples per side and cell (default {default_n})")
+    parser.add_argument("--method", nargs="*", default=methods[:1], choices=methods, help=f"default {methods[0]}")
+    parser.add_argument("--only", nargs="*", default=None, choices=names, metavar="SETTING", help="settings to run (default: all)")
+    parser.add_argument("--append", action="store_true", help="keep the file's other cells (replace only the ones run)")
+    return parser.parse_args(argv)
+
+
+def keeper(engine: str, method: str, setting: str):
+    """A ``keep`` for :func:`specdec.conformance.matrix.run_cell`: the cell's whole report in ``.peers/matrix/reports/``."""
+    slug = "-".join("".join(ch if ch.isalnum() else "_" for ch in part) for part in (engine, method, setting))
+
+    def keep(report) -> None:
+        (OUT / "reports").mkdir(parents=True, exist_ok=True)
+        (OUT / "reports" / f"{slug}.json").write_text(report.to_json())
+
+    return keep
+
+
+def run(plan: list[tuple[str, str]], cell_of: Callable[[int, str, str, ErrorBudget], Cell], *, file: str, engine: str, n: int,
+        append: bool, seconds_per_cell: float) -> list[Cell]:
+    """Run ``cell_of(number, method, setting, budget)`` for each (method, setting) of ``plan``."""
+    path = OUT / file
+    OUT.mkdir(parents=True, exist_ok=True)
+    earlier = read_cells(path)[1] if append and path.exists() else []
+    budget = ErrorBudget(family_alpha=FAMILY_ALPHA, capacity=4 * max(len(plan), 1))
+    print(f"{engine} matrix: {len(plan)} cells of n = {n} per side, about {len(plan) * seconds_per_cell / 60:.0f} minutes "
+          f"(family-wise alpha {FAMILY_ALPHA:g}); cells go to {path}", flush=True)
+    cells: list[Cell] = []
+    for number, (method, name) in enumerate(plan, 1):
+        cell = cell_of(number, method, name, budget)
+        cells.append(cell)
+        tv = "" if cell.reached_tv is None else f"TV {cell.reached_tv:.3f}"
+        print(f"[{number}/{len(plan)}] {method:12s} {name:28s} {cell.verdict:12s} {tv:9s} n {cell.samples} drafts {cell.drafts} "
+              f"{cell.seconds:.0f} s {cell.detail}", flush=True)
+        write_cells(merge_cells(earlier, cells), path, header(engine, n))
+    return cells

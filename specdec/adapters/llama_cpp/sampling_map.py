@@ -1,0 +1,129 @@
+"""A :class:`specdec.SamplingSettings` as llama-cpp-python 0.3.36's ``Llama.generate`` keywords (issue 30).
+
+Read in ``llama_cpp/llama.py`` (``_init_sampler``): the chain is a Python ``logits_processor`` stage (when
+given) -> penalties -> top-k -> typical -> top-p -> min-p -> temperature -> draw.  The mapping:
+
+* temperature, top-k, top-p, min-p: llama.cpp's samplers (top-p and min-p on the untempered law, see
+  :mod:`.in_process`); every sampler not asked for is set to its neutral value;
+* repetition, frequency and presence penalties: llama.cpp's penalties sampler over the last
+  ``last_n_tokens_size`` (64) tokens *it has drawn* in this ``generate`` call (the prompt is never fed to it;
+  ``llama_sampler_sample`` accepts each drawn token);
+* logit bias, allowed token ids, bad words, the minimum number of new tokens and the user's
+  ``logits_processor``: one Python processor stage each, in that order, called as llama-cpp-python calls
+  them, ``processor(history, logits)`` with ``history = Llama._input_ids`` (numpy arrays);
+* stop tokens: the decoder ends a row after the first one it emits.
+
+Refused by name: ``samples_per_request`` (one row at a time in this process) and ``seeded=False`` (the
+adapter seeds every row; llama.cpp's unseeded default reads the clock, which no check can reproduce).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...sampling_settings import SamplingSettings, refuse_unsupported
+from ...warpers import SamplingConfig
+
+__all__ = ["ENGINE", "checked_settings", "generate_args", "processors"]
+
+ENGINE = "llama-cpp-python 0.3.36 (in process)"
+_REFUSED = {"samples_per_request": "rows are decoded one at a time in this process; there is no n",
+            "seeded": "every row is seeded by the adapter; llama.cpp's unseeded default draws from the clock"}
+
+
+class _Bias:
+    def __init__(self, pairs) -> None:
+        self.ids = np.array([t for t, _ in pairs], dtype=np.int64)
+        self.values = np.array([b for _, b in pairs], dtype=np.float32)
+
+    def __call__(self, history, logits):
+        logits[self.ids] += self.values
+        return logits
+
+
+class _Allowed:
+    def __init__(self, ids) -> None:
+        self.ids = np.array(ids, dtype=np.int64)
+
+    def __call__(self, history, logits):
+        kept = logits[self.ids].copy()
+        logits[:] = -np.inf
+        logits[self.ids] = kept
+        return logits
+
+
+class _BadWords:
+    """Forbid the last token of each word when the history ends with the rest of it."""
+
+    def __init__(self, words) -> None:
+        self.words = [tuple(w) for w in words]
+
+    def __call__(self, history, logits):
+        tail = [int(t) for t in history[-max(len(w) for w in self.words):]] if len(history) else []
+        for word in self.words:
+            head = list(word[:-1])
+            if not head or tail[len(tail) - len(head):] == head:
+                logits[word[-1]] = -np.inf
+        return logits
+
+
+class _MinNewTokens:
+    """Forbid the stop tokens while fewer than ``count`` tokens follow the prompt (of ``prompt_length`` tokens)."""
+
+    def __init__(self, count: int, stops, prompt_length: int) -> None:
+        self.count, self.stops, self.prompt_length = count, list(stops), prompt_length
+
+    def __call__(self, history, logits):
+        if len(history) - self.prompt_length < self.count:
+            logits[self.stops] = -np.inf
+        return logits
+
+
+def processors(settings: SamplingSettings, prompt_length: int) -> list | None:
+    """The Python processor stages for one row (None when none is asked)."""
+    stages = []
+    if settings.logit_bias:
+        stages.append(_Bias(settings.logit_bias))
+    if settings.allowed_token_ids is not None:
+        stages.append(_Allowed(settings.allowed_token_ids))
+    if settings.bad_words:
+        stages.append(_BadWords(settings.bad_words))
+    if settings.min_new_tokens:
+        stages.append(_MinNewTokens(settings.min_new_tokens, settings.stop_token_ids, prompt_length))
+    if settings.logits_processor is not None:
+        stages.append(settings.logits_processor)
+    return stages or None
+
+
+def generate_args(settings: SamplingSettings, prompt_length: int) -> dict:
+    """``Llama.generate``'s sampling keywords for one row of ``prompt_length`` prompt tokens."""
+    refuse_unsupported(settings, ENGINE, _REFUSED)
+    if settings.sampling.min_tokens_to_keep != 1:  # pragma: no cover - the record has no such field
+        raise ValueError("llama-cpp-python keeps at least 1 token in every sampler")
+    stages = processors(settings, prompt_length)
+    if stages is not None:
+        from llama_cpp import LogitsProcessorList
+
+        stages = LogitsProcessorList(stages)
+    return dict(temp=float(settings.temperature), top_k=int(settings.top_k or 0), top_p=float(settings.top_p or 1.0),
+                min_p=float(settings.min_p or 0.0), typical_p=1.0, repeat_penalty=float(settings.repetition_penalty),
+                frequency_penalty=float(settings.frequency_penalty), presence_penalty=float(settings.presence_penalty), tfs_z=1.0,
+                mirostat_mode=0, logits_processor=stages, grammar=None)
+
+
+def checked_settings(sampling, settings) -> SamplingSettings:
+    """``sampling=`` (a SamplingConfig) or ``settings=`` (a SamplingSettings), not both, as the record."""
+    if sampling is not None and settings is not None:
+        raise ValueError("give sampling= (a SamplingConfig) or settings= (a SamplingSettings), not both")
+    if settings is not None:
+        if not isinstance(settings, SamplingSettings):
+            raise TypeError(f"settings must be a specdec.SamplingSettings, got {type(settings).__name__}")
+        generate_args(settings, 1)  # refuses now what llama-cpp-python cannot take, by name
+        return settings
+    sampling = SamplingConfig() if sampling is None else sampling
+    if not isinstance(sampling, SamplingConfig):
+        raise TypeError(f"sampling must be a specdec.SamplingConfig, got {type(sampling).__name__}")
+    if sampling.min_tokens_to_keep != 1:
+        raise ValueError(f"sampling.min_tokens_to_keep={sampling.min_tokens_to_keep}: llama-cpp-python keeps at least 1 "
+                         "token in every sampler and offers no other value")
+    return SamplingSettings.from_sampling(sampling)
