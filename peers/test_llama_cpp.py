@@ -106,6 +106,8 @@ def test_prompt_lookup_emits_the_law_without_draft_at_a_lower_tv(specdec_budget)
     (dict(llama_args={"logits_all": False}), ValueError, r"llama_args may not set \['logits_all'\]"),
     (dict(setup=[1]), TypeError, r"setup must be a callable or a list/tuple of callables"),
     (dict(ignore_eos=1), TypeError, r"ignore_eos must be a bool, got int 1"),
+    (dict(settings=specdec.SamplingSettings(seeded=False)), ValueError, r"llama-cpp-python 0.3.36 \(in process\) does not take seeded=False"),
+    (dict(settings=specdec.SamplingSettings(), sampling=specdec.SamplingConfig()), ValueError, r"not both"),
 ])
 def test_bad_arguments_are_refused_with_their_name(kwargs, error, message):
     with pytest.raises(error, match=message):

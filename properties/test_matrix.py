@@ -108,3 +108,36 @@ def test_a_subject_amid_load_answers_as_alone_while_the_load_runs_beside_it():
     assert amid.speculation_counts() is None
     with pytest.raises(TypeError, match="load must be"):
         AmidLoad(subject, [])
+
+
+def test_greedy_cells_compare_outputs_row_by_row():
+    from specdec.conformance.greedy_equality import compare_greedy
+
+    def same(prompts, max_new_tokens, seed):
+        return [[len(p) % 5] * max_new_tokens for p in prompts]
+
+    class Counting:
+        def __init__(self, flip_row=None):
+            self.flip_row, self.calls = flip_row, 0
+
+        def __call__(self, prompts, max_new_tokens, seed):
+            rows = same(prompts, max_new_tokens, seed)
+            if self.flip_row is not None:
+                rows[self.flip_row] = rows[self.flip_row][:1] + [4] * (max_new_tokens - 1)
+            return rows
+
+        def speculation_counts(self):
+            self.calls += 1
+            return {"drafts": 3 * self.calls, "draft_tokens": 12 * self.calls, "accepted_tokens": self.calls}
+
+    passed = compare_greedy(Counting(), same, [[1, 2], [3]], length=3, rows=4, n=800, tv=None)
+    assert (passed.verdict, passed.samples, passed.speculation) == ("PASS", 16, {"drafts": 3, "draft_tokens": 12, "accepted_tokens": 1})
+    assert passed.detail == "equal on 8 rows (2 distinct output(s))" and cell_verdict(passed) == ("PASS", passed.detail)
+    failed = compare_greedy(Counting(flip_row=5), same, [[1, 2], [3]], length=3, rows=4)
+    assert failed.verdict == "FAIL" and failed.detail.startswith("row 5 (prompt 1) differs at position 2: [1, 4, 4] with speculation")
+
+    def refusing(prompts, max_new_tokens, seed):
+        raise RuntimeError("request 1: HTTP 400 Bad Request: n must be 1 when using greedy sampling")
+
+    refused = compare_greedy(refusing, same, [[1]], length=2)
+    assert cell_verdict(refused)[0] == "REFUSED" and '"kind": "greedy equality"' in refused.to_json()

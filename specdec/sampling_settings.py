@@ -30,7 +30,7 @@ from typing import Callable, Mapping
 
 from ._validation import as_float, as_int
 
-__all__ = ["SamplingSettings", "UnsupportedSetting", "refuse_unsupported"]
+__all__ = ["SamplingSettings", "UnsupportedSetting", "refuse_unsupported", "settings_from"]
 
 
 class UnsupportedSetting(ValueError):
@@ -181,3 +181,23 @@ def refuse_unsupported(settings: SamplingSettings, engine: str, unsupported: Map
     for name, value in settings.changed().items():
         if name in unsupported:
             raise UnsupportedSetting(engine, name, value, unsupported[name])
+
+
+def settings_from(sampling=None, settings=None) -> SamplingSettings:
+    """An adapter's ``sampling=`` (a :class:`specdec.SamplingConfig`, its warpers alone) or ``settings=`` (the whole
+    record), not both, as the record (neither: the defaults)."""
+    from .warpers import SamplingConfig
+
+    if sampling is not None and settings is not None:
+        raise ValueError("give sampling= (a SamplingConfig) or settings= (a SamplingSettings), not both")
+    if settings is not None:
+        if not isinstance(settings, SamplingSettings):
+            raise TypeError(f"settings must be a specdec.SamplingSettings, got {type(settings).__name__}")
+        return settings
+    sampling = SamplingConfig() if sampling is None else sampling
+    if not isinstance(sampling, SamplingConfig):
+        raise TypeError(f"sampling must be a specdec.SamplingConfig, got {type(sampling).__name__}")
+    if sampling.min_tokens_to_keep != 1:
+        raise ValueError(f"sampling.min_tokens_to_keep={sampling.min_tokens_to_keep}: only transformers' warpers keep more "
+                         "than one token in a sampler; adapters of engines take 1")
+    return SamplingSettings.from_sampling(sampling)

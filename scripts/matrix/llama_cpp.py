@@ -15,7 +15,7 @@ from specdec.adapters.llama_cpp.in_process import LlamaCppDecoder
 from specdec.conformance.matrix import run_cell
 
 from . import runner
-from .settings import SETTINGS, eos_of, length_of, logits_processor_setting
+from .settings import SETTINGS, check_of, eos_of, length_of, logits_processor_setting
 
 ENGINE = "llama-cpp-python 0.3.36"
 METHODS = {"lookup": "prompt lookup K=4"}
@@ -46,7 +46,7 @@ def main(argv=None) -> int:
             return built[0], built[1]
 
         try:
-            return run_cell(ENGINE, METHODS[method], name, settings[name], make, sd.check_ab, prompts=[vllm_subjects.PROMPT],
+            return run_cell(ENGINE, METHODS[method], name, settings[name], make, check_of(settings[name]), prompts=[vllm_subjects.PROMPT],
                             length=length_of(name), max_new_tokens=length_of(name), n=args.n, tv=None, seed=2000 + number,
                             budget=budget, keep=runner.keeper(ENGINE, method, name), rows_per_call=100, eos_token_id=eos_of(settings[name]), name=f"{ENGINE}, {METHODS[method]}, {name}")
         finally:

@@ -40,7 +40,7 @@ def settings_for(cat: int, dog: int, third: int) -> dict[str, SamplingSettings]:
         "one sample per request": _base(samples_per_request=1),
         "unseeded": _base(seeded=False),
         "greedy": SamplingSettings(temperature=0.0),
-        "greedy, repetition penalty": SamplingSettings(temperature=0.0, repetition_penalty=1.3),
+        "greedy, repetition penalty": SamplingSettings(temperature=0.0, repetition_penalty=1.1),
         "greedy, frequency penalty": SamplingSettings(temperature=0.0, frequency_penalty=1.5),
     }
 
@@ -57,8 +57,21 @@ MIXED_LOAD = [(SamplingSettings(temperature=0.0), "same"), (SamplingSettings(tem
               (SamplingSettings(temperature=1.0, presence_penalty=1.5), "same"), (SamplingSettings(temperature=0.0), "other")]
 
 
+GREEDY_ROWS = 64  # rows per prompt of a greedy cell: an equality, row by row (specdec.conformance.greedy_equality)
+
+
 def length_of(name: str) -> int:
     return LENGTHS.get(name, LENGTH)
+
+
+def check_of(settings: SamplingSettings):
+    """The check of a cell: row-by-row equality for greedy settings, the A/B check otherwise."""
+    import functools
+
+    import specdec as sd
+    from specdec.conformance.greedy_equality import compare_greedy
+
+    return functools.partial(compare_greedy, rows=GREEDY_ROWS) if settings.greedy else sd.check_ab
 
 
 def eos_of(settings: SamplingSettings):
@@ -66,9 +79,9 @@ def eos_of(settings: SamplingSettings):
     return list(settings.stop_token_ids) or None
 
 
-def logits_processor_setting() -> SamplingSettings:
+def logits_processor_setting(**changes) -> SamplingSettings:
     """The user processor that reads the history (in-process engines): forbid repeating the previous token."""
-    return _base(logits_processor=no_immediate_repeat)
+    return _base(logits_processor=no_immediate_repeat, **changes)
 
 
 def no_immediate_repeat(history, logits):

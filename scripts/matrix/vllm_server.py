@@ -24,11 +24,12 @@ from specdec.conformance.matrix import run_cell
 from specdec.decoding.models import smollm2_dir
 
 from . import runner
-from .settings import BASE, GREEDY, MIXED_LOAD, OTHER_PROMPT, SETTINGS, eos_of, length_of
+from .settings import BASE, GREEDY, MIXED_LOAD, OTHER_PROMPT, SETTINGS, check_of, eos_of, length_of, logits_processor_setting
 
 MODEL = "smollm2"
 ENGINE = "vLLM 0.32 server"
 MIXED = "mixed batch"
+PROCESSOR = "user logits processor"  # refused by the adapter: a server takes processors by name at start-up
 # name: (speculative config, #55005 workaround, core, the method's name in the table)
 SERVERS = {"plain": (lambda: None, False, "0", "none"),
            "ngram": (lambda: vllm_subjects.NGRAM, True, "1", "n-gram K=4 (#55005 workaround)"),
@@ -77,13 +78,13 @@ def builder(servers: dict, side: str, setting: str, decode):
 
 
 def main(argv=None) -> int:
-    names = list(SETTINGS) + [MIXED]
+    names = list(SETTINGS) + [MIXED, PROCESSOR]
     args = runner.arguments(__doc__, 800, [m for m in SERVERS if m != "plain"], names, argv)
     from transformers import AutoTokenizer
 
     decode = AutoTokenizer.from_pretrained(smollm2_dir()).decode
     plan = [(m, name) for m in args.method for name in (args.only or names) if m != "ngram_shipped" or name in GREEDY]
-    all_settings = {**SETTINGS, MIXED: sd.SamplingSettings(**BASE)}
+    all_settings = {**SETTINGS, MIXED: sd.SamplingSettings(**BASE), PROCESSOR: logits_processor_setting()}
     servers = {name: start(name) for name in ["plain", *args.method]}
     try:
         for server in servers.values():
@@ -91,7 +92,7 @@ def main(argv=None) -> int:
 
         def cell_of(number, method, name, budget):
             chosen = all_settings[name]
-            return run_cell(ENGINE, SERVERS[method][3], name, chosen, builder(servers, method, name, decode), sd.check_ab,
+            return run_cell(ENGINE, SERVERS[method][3], name, chosen, builder(servers, method, name, decode), check_of(chosen),
                             prompts=[vllm_subjects.PROMPT], length=length_of(name), max_new_tokens=length_of(name), n=args.n,
                             tv=None, seed=1000 + number, budget=budget, keep=runner.keeper(ENGINE, method, name), eos_token_id=eos_of(chosen),
                             name=f"{ENGINE}, {SERVERS[method][3]}, {name}")

@@ -45,7 +45,8 @@ class Cell:
 
 
 def cell_verdict(report) -> tuple[str, str]:
-    """(verdict, detail) of a check_ab report: an ERROR whose subject answered HTTP 400 is the engine's refusal."""
+    """(verdict, detail) of a check_ab report (or a :class:`~specdec.conformance.greedy_equality.GreedyComparison`):
+    an ERROR whose subject answered HTTP 400 is the engine's refusal."""
     if report.verdict == "ERROR":
         message = str((report.error or {}).get("message", ""))
         first = message.strip().splitlines()[0] if message.strip() else ""
@@ -56,8 +57,8 @@ def cell_verdict(report) -> tuple[str, str]:
         failed = [c for c in report.checks if not c.passed]
         where = failed[0].location if failed else ""
         p = failed[0].pvalue if failed else None
-        return "FAIL", _short(f"{where}" + (f", p = {p:.2g}" if p is not None else ""))
-    return report.verdict, ""
+        return "FAIL", _short(getattr(report, "detail", "") or f"{where}" + (f", p = {p:.2g}" if p is not None else ""))
+    return report.verdict, _short(getattr(report, "detail", ""))
 
 
 def run_cell(engine: str, method: str, setting: str, settings: SamplingSettings,

@@ -21,8 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...sampling_settings import SamplingSettings, refuse_unsupported
-from ...warpers import SamplingConfig
+from ...sampling_settings import SamplingSettings, refuse_unsupported, settings_from
 
 __all__ = ["ENGINE", "checked_settings", "generate_args", "processors"]
 
@@ -98,8 +97,6 @@ def processors(settings: SamplingSettings, prompt_length: int) -> list | None:
 def generate_args(settings: SamplingSettings, prompt_length: int) -> dict:
     """``Llama.generate``'s sampling keywords for one row of ``prompt_length`` prompt tokens."""
     refuse_unsupported(settings, ENGINE, _REFUSED)
-    if settings.sampling.min_tokens_to_keep != 1:  # pragma: no cover - the record has no such field
-        raise ValueError("llama-cpp-python keeps at least 1 token in every sampler")
     stages = processors(settings, prompt_length)
     if stages is not None:
         from llama_cpp import LogitsProcessorList
@@ -112,18 +109,8 @@ def generate_args(settings: SamplingSettings, prompt_length: int) -> dict:
 
 
 def checked_settings(sampling, settings) -> SamplingSettings:
-    """``sampling=`` (a SamplingConfig) or ``settings=`` (a SamplingSettings), not both, as the record."""
-    if sampling is not None and settings is not None:
-        raise ValueError("give sampling= (a SamplingConfig) or settings= (a SamplingSettings), not both")
-    if settings is not None:
-        if not isinstance(settings, SamplingSettings):
-            raise TypeError(f"settings must be a specdec.SamplingSettings, got {type(settings).__name__}")
-        generate_args(settings, 1)  # refuses now what llama-cpp-python cannot take, by name
-        return settings
-    sampling = SamplingConfig() if sampling is None else sampling
-    if not isinstance(sampling, SamplingConfig):
-        raise TypeError(f"sampling must be a specdec.SamplingConfig, got {type(sampling).__name__}")
-    if sampling.min_tokens_to_keep != 1:
-        raise ValueError(f"sampling.min_tokens_to_keep={sampling.min_tokens_to_keep}: llama-cpp-python keeps at least 1 "
-                         "token in every sampler and offers no other value")
-    return SamplingSettings.from_sampling(sampling)
+    """``sampling=`` or ``settings=`` as the record (:func:`specdec.sampling_settings.settings_from`), refused now, by
+    name, if llama-cpp-python cannot take it."""
+    chosen = settings_from(sampling, settings)
+    generate_args(chosen, 1)
+    return chosen

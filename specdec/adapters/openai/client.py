@@ -68,7 +68,7 @@ from typing import Sequence
 
 from ..._validation import as_float, as_int, as_seed
 from ...errors import ServerRequestError
-from ...sampling_settings import SamplingSettings
+from ...sampling_settings import SamplingSettings, settings_from
 from ...warpers import SamplingConfig
 from .fields import completion_fields
 from .requests import Request, plan_requests, request_seeds
@@ -128,21 +128,6 @@ def _in_flight(requests: list, ask, limit: int, ended: threading.Event):
         yield value
 
 
-def _settings(sampling, settings) -> SamplingSettings:
-    """``sampling=`` (a SamplingConfig: its warpers, nothing else) or ``settings=`` (the whole record), not both."""
-    if sampling is not None and settings is not None:
-        raise ValueError("give sampling= (a SamplingConfig) or settings= (a SamplingSettings), not both")
-    if settings is not None:
-        if not isinstance(settings, SamplingSettings):
-            raise TypeError(f"settings must be a specdec.SamplingSettings, got {type(settings).__name__}")
-        return settings
-    if sampling is None:
-        sampling = SamplingConfig()
-    if not isinstance(sampling, SamplingConfig):
-        raise TypeError(f"sampling must be a specdec.SamplingConfig, got {type(sampling).__name__}")
-    return SamplingSettings.from_sampling(sampling)
-
-
 def _retry_policy(value) -> RetryPolicy:
     """``retry=``: a RetryPolicy, or a number of seconds (its budget; 0: never retry)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
@@ -189,7 +174,7 @@ class OpenAICompletionsDecoder:
         root = server_root(base_url)
         if not isinstance(model, str) or not model:
             raise (TypeError if not isinstance(model, str) else ValueError)(f"model must be the served model's name (a non-empty str), got {model!r}")
-        settings = _settings(sampling, settings)
+        settings = settings_from(sampling, settings)
         self.fields = completion_fields(settings, decode)  # refuses what no request can carry, here and not at the first call
         if not isinstance(ignore_eos, bool):
             raise TypeError(f"ignore_eos must be a bool, got {type(ignore_eos).__name__} {ignore_eos!r}")
