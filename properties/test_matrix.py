@@ -16,7 +16,7 @@ def report(verdict="PASS", error=None, checks=(), tv=0.2, samples=200, speculati
 
 def test_an_http_400_is_the_engines_refusal_and_other_errors_stay_errors():
     refused = report("ERROR", {"message": "ServerRequestError: request 1: HTTP 400 Bad Request: 'min_p ... not yet supported'"})
-    assert cell_verdict(refused) == ("REFUSED", "by the engine: ServerRequestError: request 1: HTTP 400 Bad Request: 'min_p ... not yet supported'")
+    assert cell_verdict(refused) == ("REFUSED", "by the engine: HTTP 400 Bad Request: 'min_p ... not yet supported'")
     crashed = report("ERROR", {"message": "ServerRequestError: HTTP 500 Internal Server Error\ntraceback"})
     assert cell_verdict(crashed) == ("ERROR", "ServerRequestError: HTTP 500 Internal Server Error")
     failed = report("FAIL", checks=[SimpleNamespace(passed=True), SimpleNamespace(passed=False, location="position 2, prefix [5]", pvalue=1e-9)])

@@ -50,8 +50,8 @@ def cell_verdict(report) -> tuple[str, str]:
     if report.verdict == "ERROR":
         message = str((report.error or {}).get("message", ""))
         first = message.strip().splitlines()[0] if message.strip() else ""
-        if "HTTP 400" in message:
-            return "REFUSED", "by the engine: " + _short(first)
+        if "HTTP 400" in message:  # the server's own words: what follows the status in the request's error
+            return "REFUSED", "by the engine: " + _short(message[message.index("HTTP 400"):].splitlines()[0])
         return "ERROR", _short(first)
     if report.verdict == "FAIL":
         failed = [c for c in report.checks if not c.passed]
