@@ -33,9 +33,9 @@ from .._validation import as_float, as_int
 from ..decoding.decoder import check_decoder_args
 from ..sampling_settings import SamplingSettings
 from ..schemes import declare
-from .hf_settings import generate_kwargs, generation_kwargs
 from ..verify import VerifyResult, validate_token_inputs
 from ..warpers import SamplingConfig
+from .hf_settings import generate_kwargs, generation_kwargs
 
 TESTED_TRANSFORMERS = "5.23.0"
 
@@ -106,15 +106,19 @@ class _HFDecoder:
     eos_token_id: int | None = None
     settings: SamplingSettings | None = None  # the whole record (:mod:`.hf_settings`); then ``sampling`` is not read
 
+    def __post_init__(self) -> None:
+        if self.settings is not None and self.sampling != SamplingConfig():
+            raise ValueError("give sampling= (a SamplingConfig) or settings= (a SamplingSettings), not both")
+
     def _extra(self) -> dict:
         return {}
 
     def _generate_kwargs(self) -> tuple[dict, set]:
-        """(``generate``'s sampling keywords, the ids a row stops after)."""
+        """(``generate``'s sampling keywords, the ids a row stops after: ``eos_token_id`` and the settings' stop tokens)."""
         chosen = generation_kwargs(self.sampling) if self.settings is None else generate_kwargs(self.settings)
-        kwargs = {"min_new_tokens": 0, "eos_token_id": self.eos_token_id, **chosen}
-        stops = kwargs["eos_token_id"]
-        return kwargs, set() if stops is None else {stops} if isinstance(stops, int) else set(stops)
+        stops = set(chosen.pop("eos_token_id", ())) | ({self.eos_token_id} if self.eos_token_id is not None else set())
+        kwargs = {"min_new_tokens": 0, "eos_token_id": sorted(stops) if stops else None, **chosen}
+        return kwargs, stops
 
     def _run(self, prompts, max_new_tokens: int, seed: int) -> list[list[int]]:
         prompts, max_new_tokens, seed = check_decoder_args(self.target, prompts, max_new_tokens, seed)
