@@ -91,3 +91,24 @@ def test_the_client_takes_the_record_its_n_and_its_seeds():
         OpenAICompletionsDecoder("http://127.0.0.1:1", "m", sampling=sd.SamplingConfig(), settings=SamplingSettings())
     with pytest.raises(TypeError, match="settings must be a specdec.SamplingSettings"):
         OpenAICompletionsDecoder("http://127.0.0.1:1", "m", settings=sd.SamplingConfig())
+
+
+def test_transformers_takes_the_record_and_stops_at_its_stop_tokens_and_its_eos():
+    from fixtures.models import tiny_pair
+    from specdec.adapters.hf import HFGenerateDecoder
+    from specdec.adapters.hf_settings import generate_kwargs
+
+    target, _ = tiny_pair(0, vocab_size=8)
+    decoder = HFGenerateDecoder(target, eos_token_id=7, settings=SamplingSettings(temperature=0.7, stop_token_ids=[5], min_new_tokens=1))
+    rows = decoder([[5, 7, 7, 5]] * 8, 4, 0)
+    for row in rows:
+        stop = next((i for i, t in enumerate(row) if t in (5, 7)), None)
+        assert stop is None or (stop >= 1 and len(row) == stop + 1), rows  # never a stop token first, nothing after one
+    kwargs = generate_kwargs(SamplingSettings(temperature=0.5, logit_bias={3: 2.0}, bad_words=[[1, 2]], allowed_token_ids=[1, 2],
+                                              repetition_penalty=1.2))
+    assert kwargs["sequence_bias"] == {(3,): 2.0} and kwargs["bad_words_ids"] == [[1, 2]] and kwargs["repetition_penalty"] == 1.2
+    assert kwargs["prefix_allowed_tokens_fn"](0, None) == [1, 2] and kwargs["temperature"] == 0.5
+    with pytest.raises(ValueError, match="not both"):
+        HFGenerateDecoder(target, sd.SamplingConfig(temperature=0.5), settings=SamplingSettings())
+    with pytest.raises(UnsupportedSetting, match="transformers generate does not take presence_penalty"):
+        generate_kwargs(SamplingSettings(presence_penalty=1.0))
