@@ -93,13 +93,13 @@ peers-slow: $(PEERS_VENV)/.installed $(LLAMA_VENV)/.installed
 	HF_HUB_OFFLINE=1 $(PEERS_PY) -m pytest -m "peers and slow" $(wildcard peers/test_vllm_*.py) -p no:randomly --specdec-alpha $(PEERS_ALPHA) -s
 	HF_HUB_OFFLINE=1 $(LLAMA_PY) -m pytest -m "peers and slow" $(wildcard peers/test_llama_cpp*.py) -p no:randomly --specdec-alpha $(PEERS_ALPHA) -s
 
-# The conformance matrix (issue 30, about 2 hours on 2 cores): every engine x speculation method x sampling setting of
+# The conformance matrix (issue 30, about 3 hours on 2 cores): every engine x speculation method x sampling setting of
 # scripts/matrix/settings.py, speculation on vs off (check_ab); cells an engine or adapter refuses are listed as
 # REFUSED.  Writes .peers/matrix/*.json and the table in docs/matrix.md.  Not in .ci/run (make peers runs a slice).
 peers-matrix: $(VENV)/.installed $(PEERS_VENV)/.installed $(LLAMA_VENV)/.installed
-	HF_HUB_OFFLINE=1 $(PEERS_PY) -m scripts.matrix.vllm_server
+	HF_HUB_OFFLINE=1 $(PEERS_PY) -m scripts.matrix.vllm_server --method ngram draft_model ngram_shipped
 	HF_HUB_OFFLINE=1 $(LLAMA_PY) -m scripts.matrix.llama_cpp
-	HF_HUB_OFFLINE=1 $(PY) -m scripts.matrix.transformers --method lookup
+	HF_HUB_OFFLINE=1 OMP_NUM_THREADS=1 $(PY) -m scripts.matrix.transformers --method lookup assisted --n 2000
 	$(PY) -m scripts.matrix.table
 
 test-slow: $(VENV)/.installed
