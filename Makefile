@@ -95,7 +95,7 @@ peers-slow: $(PEERS_VENV)/.installed $(LLAMA_VENV)/.installed
 
 # The conformance matrix (issue 30, about 3 hours on 2 cores): every engine x speculation method x sampling setting of
 # scripts/matrix/settings.py, speculation on vs off (check_ab); cells an engine or adapter refuses are listed as
-# REFUSED.  Writes .peers/matrix/*.json and the table in docs/matrix.md.  Not in .ci/run (make peers runs a slice).
+# REFUSED.  Writes docs/data/matrix/*.json (the cells; reports in .peers/matrix/) and the table in docs/matrix.md.  Not in .ci/run (make peers runs a slice).
 peers-matrix: $(VENV)/.installed $(PEERS_VENV)/.installed $(LLAMA_VENV)/.installed
 	HF_HUB_OFFLINE=1 $(PEERS_PY) -m scripts.matrix.vllm_server --method ngram draft_model ngram_shipped
 	HF_HUB_OFFLINE=1 $(LLAMA_PY) -m scripts.matrix.llama_cpp

@@ -24,6 +24,16 @@ def test_an_http_400_is_the_engines_refusal_and_other_errors_stay_errors():
     assert cell_verdict(report("INCONCLUSIVE")) == ("INCONCLUSIVE", "")
 
 
+def test_an_in_process_engines_refusal_is_a_refused_cell():
+    from specdec.errors import EngineRefusal
+
+    error = EngineRefusal("vLLM 0.32 (ngram)", "The min_p and logit_bias sampling parameters are not yet supported\n with speculative decoding.")
+    assert isinstance(error, ValueError)
+    refused = report("ERROR", {"message": f"EngineRefusal: {error}"})
+    assert cell_verdict(refused) == ("REFUSED", "by the engine: (vLLM 0.32 (ngram)): The min_p and logit_bias sampling parameters are "
+                                                "not yet supported with speculative decoding.")
+
+
 def test_a_cell_runs_the_check_on_the_built_pair_or_records_the_adapters_refusal():
     seen = {}
 

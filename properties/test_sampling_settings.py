@@ -79,6 +79,24 @@ def test_the_completion_fields_carry_every_setting():
     json.dumps(body)
 
 
+def test_vllms_in_process_params_carry_the_same_fields_with_int_bias_keys_and_refuse_what_v1_cannot_take():
+    from specdec.adapters.vllm.offline import VLLMDecoder
+    from specdec.adapters.vllm.sampling_params import sampling_params_kwargs
+
+    s = SamplingSettings(temperature=0.7, top_p=0.8, logit_bias={7: 2.0}, bad_words=[[3, 4]], stop_token_ids=[2], min_new_tokens=1)
+    kwargs = sampling_params_kwargs(s, decode=lambda ids: "<" + ",".join(map(str, ids)) + ">")
+    assert kwargs["logit_bias"] == {7: 2.0} and kwargs["bad_words"] == ["<3,4>"] and kwargs["min_tokens"] == 1
+    with pytest.raises(UnsupportedSetting, match=r"vLLM 0.32 \(in process\) does not take logits_processor=.*V1 engine"):
+        sampling_params_kwargs(SamplingSettings(logits_processor=lambda history, logits: logits))
+    with pytest.raises(UnsupportedSetting, match="samples_per_request=2.*one request"):
+        sampling_params_kwargs(SamplingSettings(samples_per_request=2))
+    sampling_params_kwargs(SamplingSettings(samples_per_request=1))  # what it does anyway
+    with pytest.raises(UnsupportedSetting, match="logits_processor"):  # refused when the decoder is made, before vLLM is imported
+        VLLMDecoder("model", settings=SamplingSettings(logits_processor=lambda history, logits: logits))
+    decoder = VLLMDecoder("model", settings=SamplingSettings(temperature=0.5, presence_penalty=1.5))
+    assert "presence_penalty=1.5" in decoder.settings and decoder.sampling == sd.SamplingConfig(temperature=0.5)
+
+
 def test_the_client_takes_the_record_its_n_and_its_seeds():
     client = OpenAICompletionsDecoder("http://127.0.0.1:1", "m", settings=SamplingSettings(presence_penalty=1.0, samples_per_request=2,
                                                                                           seeded=False))

@@ -17,6 +17,7 @@ __all__ = [
     "BenchFileError",
     "BudgetExhausted",
     "ContractError",
+    "EngineRefusal",
     "PeerVersionError",
     "SchemeError",
     "ServerRequestError",
@@ -54,6 +55,17 @@ class SchemeError(SpecdecError, ValueError):
 
 class PeerVersionError(SpecdecError, ImportError):
     """The installed peer is not a version the adapter was tested on: one line naming both."""
+
+
+class EngineRefusal(SpecdecError, ValueError):
+    """An engine refused a request's settings in its own words (an in-process engine's ``ValueError``, as a server
+    answers HTTP 400): the message starts with :data:`ENGINE_REFUSED`, so a matrix cell reads it as REFUSED."""
+
+    def __init__(self, engine: str, message: str) -> None:
+        super().__init__(f"{ENGINE_REFUSED} ({engine}): {' '.join(str(message).split())}")
+
+
+ENGINE_REFUSED = "refused by the engine"
 
 
 class ServerRequestError(SpecdecError, RuntimeError):

@@ -13,7 +13,9 @@ from specdec.conformance.matrix import Cell, merge_cells, read_cells, write_cell
 
 from .header import header
 
-OUT = Path(__file__).resolve().parents[2] / ".peers" / "matrix"
+ROOT = Path(__file__).resolve().parents[2]
+OUT = ROOT / ".peers" / "matrix"  # reports and server logs (not committed)
+CELLS = ROOT / "docs" / "data" / "matrix"  # the cells, committed: the table is rebuilt from them and later runs append
 FAMILY_ALPHA = 1e-6  # each engine's matrix run, over 4 checks per cell at most
 
 
@@ -40,8 +42,9 @@ def keeper(engine: str, method: str, setting: str):
 def run(plan: list[tuple[str, str]], cell_of: Callable[[int, str, str, ErrorBudget], Cell], *, file: str, engine: str, n: int,
         append: bool, seconds_per_cell: float) -> list[Cell]:
     """Run ``cell_of(number, method, setting, budget)`` for each (method, setting) of ``plan``."""
-    path = OUT / file
+    path = CELLS / file
     OUT.mkdir(parents=True, exist_ok=True)
+    CELLS.mkdir(parents=True, exist_ok=True)
     earlier = read_cells(path)[1] if append and path.exists() else []
     budget = ErrorBudget(family_alpha=FAMILY_ALPHA, capacity=4 * max(len(plan), 1))
     print(f"{engine} matrix: {len(plan)} cells of n = {n} per side, about {len(plan) * seconds_per_cell / 60:.0f} minutes "

@@ -1,4 +1,4 @@
-"""Merge ``.peers/matrix/*.json`` into the table of ``docs/matrix.md`` (between its two markers)::
+"""Merge ``docs/data/matrix/*.json`` into the table of ``docs/matrix.md`` (between its two markers)::
 
     .venv/bin/python -m scripts.matrix.table
 """
@@ -12,10 +12,10 @@ from specdec._io import atomic_write_text
 from specdec.conformance.matrix import markdown_table, read_cells
 
 ROOT = Path(__file__).resolve().parents[2]
-SOURCES = ROOT / ".peers" / "matrix"
+SOURCES = ROOT / "docs" / "data" / "matrix"
 DOC = ROOT / "docs" / "matrix.md"
 BEGIN, END = "<!-- matrix:begin -->", "<!-- matrix:end -->"
-FILES = ("vllm-server.json", "llama-cpp.json", "transformers.json")
+FILES = ("vllm-server.json", "vllm-engine.json", "llama-cpp.json", "llama-server.json", "transformers.json")
 
 
 def section() -> str:

@@ -1,13 +1,21 @@
 """vLLM 0.32's OpenAI server in the matrix: speculation against the same server without it, every setting of
 :mod:`.settings`, plus the base setting amid a mixed batch.  Run in the peers environment::
 
-    HF_HUB_OFFLINE=1 .venv-peers/bin/python -m scripts.matrix.vllm_server [--method ngram draft_model ngram_shipped]
+    HF_HUB_OFFLINE=1 .venv-peers/bin/python -m scripts.matrix.vllm_server [--method ngram draft_model ngram_shipped ...]
         [--n 800] [--only SETTING ...] [--append]
 
 Methods: ``ngram`` (K = 4, with the #55005 workaround), ``draft_model`` (SmolLM2 drafting for itself, K = 2,
-probabilistic drafts, with the workaround) and ``ngram_shipped`` (as shipped: only the greedy settings, the
-ones B15 leaves alone).  The plain server is pinned to core 0, the speculative ones to core 1; a server that
-dies during a cell is restarted before the next, and the cell is an ERROR with the failure's first line.
+probabilistic drafts, with the workaround), ``ngram_shipped`` and ``draft_model_shipped`` (as shipped: B15 where
+rows are sampled), and two server conditions under which the law must not change (issue 30, item 3):
+
+* ``ngram_preemption``: a KV cache of 20 blocks of 16 tokens, every cell amid a load of long answers, so that the
+  scheduler preempts running requests and recomputes them (the cell's detail counts the preemptions, from
+  ``vllm:num_preemptions_total``; a cell during which none happened says so);
+* ``ngram_chunked``: chunked prefill on, 16 tokens per step, so the 18-token prompt is prefilled in two chunks
+  (seeded requests kill 0.32's CPU engine there, B17: the seeded cells are the ERRORs that show it).
+
+The plain server is pinned to core 0, the speculative ones to core 1; a server that dies during a cell is
+restarted before the next, and the cell is an ERROR with the failure's first line.
 """
 
 from __future__ import annotations
@@ -19,30 +27,45 @@ from fixtures import vllm_server, vllm_subjects
 from specdec.adapters.background_load import AmidLoad, Load
 from specdec.adapters.openai.client import OpenAICompletionsDecoder
 from specdec.adapters.openai.process import ServerProcess, free_port
+from specdec.adapters.openai.wire import get_text
 from specdec.adapters.vllm.server import vllm_server_argv
 from specdec.conformance.matrix import run_cell
 from specdec.decoding.models import smollm2_dir
 
 from . import runner
-from .settings import BASE, GREEDY, MIXED_LOAD, OTHER_PROMPT, SETTINGS, check_of, eos_of, length_of, logits_processor_setting
+from .settings import BASE, MIXED_LOAD, OTHER_PROMPT, SETTINGS, check_of, eos_of, length_of, logits_processor_setting
 
 MODEL = "smollm2"
 ENGINE = "vLLM 0.32 server"
 MIXED = "mixed batch"
 PROCESSOR = "user logits processor"  # refused by the adapter: a server takes processors by name at start-up
-# name: (speculative config, #55005 workaround, core, the method's name in the table)
-SERVERS = {"plain": (lambda: None, False, "0", "none"),
-           "ngram": (lambda: vllm_subjects.NGRAM, True, "1", "n-gram K=4 (#55005 workaround)"),
-           "draft_model": (vllm_subjects.draft_model_config, True, "1", "draft model K=2 (#55005 workaround)"),
-           "ngram_shipped": (lambda: vllm_subjects.NGRAM, False, "1", "n-gram K=4 (as shipped)")}
+PREEMPTION_ARGS = ["--block-size", "16", "--num-gpu-blocks-override", "20"]
+CHUNKED_ARGS = ["--enable-chunked-prefill", "--max-num-batched-tokens", "16"]
+# name: (speculative config, #55005 workaround, core, the method's name in the table, more server arguments)
+SERVERS = {"plain": (lambda: None, False, "0", "none", []),
+           "ngram": (lambda: vllm_subjects.NGRAM, True, "1", "n-gram K=4 (#55005 workaround)", []),
+           "draft_model": (vllm_subjects.draft_model_config, True, "1", "draft model K=2 (#55005 workaround)", []),
+           "ngram_shipped": (lambda: vllm_subjects.NGRAM, False, "1", "n-gram K=4 (as shipped)", []),
+           "draft_model_shipped": (vllm_subjects.draft_model_config, False, "1", "draft model K=2 (as shipped)", []),
+           "ngram_preemption": (lambda: vllm_subjects.NGRAM, True, "1", "n-gram K=4 (#55005 workaround), 20 KV blocks, preempted",
+                                PREEMPTION_ARGS),
+           "ngram_chunked": (lambda: vllm_subjects.NGRAM, True, "1", "n-gram K=4 (#55005 workaround), chunked prefill 16",
+                             CHUNKED_ARGS)}
+# The settings each method runs (None: all of them); as shipped, the crashing top-k last (B16 can take the engine down).
+ONLY = {"draft_model_shipped": ["base", "presence penalty", "greedy"],
+        "ngram_preemption": ["base", "frequency penalty", "bad words", "stop token", "greedy"],
+        "ngram_chunked": ["base", "unseeded", "presence penalty", "greedy"]}
+LAST = {"ngram_shipped": ["top-k"]}
+# The load of the preemption cells: long answers on a long prompt, enough of them to overflow 20 blocks.
+LONG_PROMPT = vllm_subjects.PROMPT * 5
 SECONDS_PER_CELL = 150  # n = 800 per side on 2 shared cores
 
 
 def start(name: str) -> ServerProcess:
-    spec, fixed, core, _ = SERVERS[name]
+    spec, fixed, core, _, extra = SERVERS[name]
     port = free_port()
     argv = vllm_server_argv(smollm2_dir(), port, python=sys.executable, speculative_config=spec(), served_model_name=MODEL,
-                            max_model_len=vllm_subjects.ENGINE["max_model_len"], module="fixtures.vllm_server")
+                            max_model_len=vllm_subjects.ENGINE["max_model_len"], module="fixtures.vllm_server", extra=extra)
     env = {"HF_HUB_OFFLINE": "1", "VLLM_CPU_KVCACHE_SPACE": "1", "TOKENIZERS_PARALLELISM": "false", "PYTHONPATH": str(runner.OUT.parents[1]),
            "VLLM_CPU_OMP_THREADS_BIND": core, **({vllm_server.FIX_ENV: "1"} if fixed else {})}
     runner.OUT.mkdir(parents=True, exist_ok=True)
@@ -72,9 +95,33 @@ def builder(servers: dict, side: str, setting: str, decode):
             load = [Load(client(servers[side], s, decode, f"load {s.label}"), [vllm_subjects.PROMPT if p == "same" else OTHER_PROMPT] * 8, 8)
                     for s, p in MIXED_LOAD]
             subject = AmidLoad(subject, load)
+        elif side == "ngram_preemption":
+            long = sd.SamplingSettings(temperature=1.0)
+            subject = AmidLoad(subject, [Load(client(servers[side], long, decode, "load: long answers"), [LONG_PROMPT] * 4, 120)])
         return subject, client(servers["plain"], settings, decode, "vLLM server (plain)")
 
     return build
+
+
+def preemptions(server: ServerProcess) -> int | None:
+    """The server's ``vllm:num_preemptions_total`` (None when it cannot be read)."""
+    text, _ = get_text(server.base_url + "/metrics", 30)
+    if text is None:
+        return None
+    total = None
+    for line in text.splitlines():
+        if line.startswith("vllm:num_preemptions_total"):
+            total = (total or 0) + int(float(line.split()[-1]))
+    return total
+
+
+def plan_of(methods, only) -> list[tuple[str, str]]:
+    names = list(SETTINGS) + [MIXED, PROCESSOR]
+    plan = []
+    for method in methods:
+        chosen = [n for n in (only or ONLY.get(method) or names) if n in (ONLY.get(method) or names)]
+        plan += [(method, n) for n in sorted(chosen, key=lambda n: n in LAST.get(method, []))]
+    return plan
 
 
 def main(argv=None) -> int:
@@ -83,7 +130,7 @@ def main(argv=None) -> int:
     from transformers import AutoTokenizer
 
     decode = AutoTokenizer.from_pretrained(smollm2_dir()).decode
-    plan = [(m, name) for m in args.method for name in (args.only or names) if m != "ngram_shipped" or name in GREEDY]
+    plan = plan_of(args.method, args.only)
     all_settings = {**SETTINGS, MIXED: sd.SamplingSettings(**BASE), PROCESSOR: logits_processor_setting()}
     servers = {name: start(name) for name in ["plain", *args.method]}
     try:
@@ -92,10 +139,17 @@ def main(argv=None) -> int:
 
         def cell_of(number, method, name, budget):
             chosen = all_settings[name]
-            return run_cell(ENGINE, SERVERS[method][3], name, chosen, builder(servers, method, name, decode), check_of(chosen),
+            before = preemptions(alive(servers[method]))
+            cell = run_cell(ENGINE, SERVERS[method][3], name, chosen, builder(servers, method, name, decode), check_of(chosen),
                             prompts=[vllm_subjects.PROMPT], length=length_of(name), max_new_tokens=length_of(name), n=args.n,
                             tv=None, seed=1000 + number, budget=budget, keep=runner.keeper(ENGINE, method, name), eos_token_id=eos_of(chosen),
                             name=f"{ENGINE}, {SERVERS[method][3]}, {name}")
+            after = preemptions(servers[method])
+            if method == "ngram_preemption":
+                count = None if before is None or after is None else after - before
+                cell.extra["preemptions"] = count
+                cell.detail = f"{'?' if count is None else count} preemptions during the cell" + (f"; {cell.detail}" if cell.detail else "")
+            return cell
 
         runner.run(plan, cell_of, file="vllm-server.json", engine="vLLM", n=args.n, append=args.append, seconds_per_cell=SECONDS_PER_CELL)
     finally:

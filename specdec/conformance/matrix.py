@@ -18,6 +18,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Callable
 
+from ..errors import ENGINE_REFUSED
 from ..sampling_settings import SamplingSettings, UnsupportedSetting
 
 __all__ = ["Cell", "cell_verdict", "markdown_table", "merge_cells", "read_cells", "run_cell", "write_cells"]
@@ -46,12 +47,14 @@ class Cell:
 
 def cell_verdict(report) -> tuple[str, str]:
     """(verdict, detail) of a check_ab report (or a :class:`~specdec.conformance.greedy_equality.GreedyComparison`):
-    an ERROR whose subject answered HTTP 400 is the engine's refusal."""
+    an ERROR whose subject answered HTTP 400, or raised :class:`specdec.errors.EngineRefusal`, is the engine's refusal."""
     if report.verdict == "ERROR":
         message = str((report.error or {}).get("message", ""))
         first = message.strip().splitlines()[0] if message.strip() else ""
         if "HTTP 400" in message:  # the server's own words: what follows the status in the request's error
             return "REFUSED", "by the engine: " + _short(message[message.index("HTTP 400"):].splitlines()[0])
+        if ENGINE_REFUSED in message:  # an in-process engine's own words (specdec.errors.EngineRefusal)
+            return "REFUSED", "by the engine: " + _short(message[message.index(ENGINE_REFUSED) + len(ENGINE_REFUSED):].lstrip(" :"))
         return "ERROR", _short(first)
     if report.verdict == "FAIL":
         failed = [c for c in report.checks if not c.passed]

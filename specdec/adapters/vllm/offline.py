@@ -9,8 +9,13 @@
 * every request gets its own seed, derived from the call's seed (``numpy.random.SeedSequence``), so
   rows are independent draws and a call is reproducible;
 * ``sampling`` (a :class:`specdec.SamplingConfig`: temperature, top-k, top-p) becomes vLLM's
-  ``SamplingParams``, the same warpers the reference law uses (E6); ``ignore_eos=True`` by default
-  (EOS an ordinary token; pass ``eos_token_id`` to the check otherwise);
+  ``SamplingParams``, the same warpers the reference law uses (E6); or ``settings`` (a
+  :class:`specdec.SamplingSettings`: penalties, logit bias, minimum tokens, bad words, allowed and stop
+  ids, unseeded requests), mapped by :mod:`.sampling_params`, which refuses by name what the engine
+  cannot take; a setting the engine itself refuses when asked (``ValueError`` or vLLM's ``VLLMClientError``, which
+  its server answers with a 4xx) raises
+  :class:`specdec.errors.EngineRefusal`; ``ignore_eos=True`` by default (EOS an ordinary token; pass
+  ``eos_token_id`` to the check otherwise);
 * :meth:`speculation_counts` reads vLLM's own counters (drafts, draft tokens, accepted tokens), so a
   check can say how much speculation it exercised.
 
@@ -25,8 +30,11 @@ from __future__ import annotations
 import os
 from typing import Callable, Sequence
 
+from ...errors import EngineRefusal
+from ...sampling_settings import SamplingSettings, settings_from
 from ...warpers import SamplingConfig
 from .._common import installed_version, request_seeds, require_version
+from .sampling_params import sampling_params_kwargs
 from .verifier import DISTRIBUTIONS, SUPPORTED_VLLM
 
 _COUNTERS = {
@@ -45,15 +53,17 @@ class VLLMDecoder:
     run on the built ``vllm.LLM`` before the first request (e.g. a test's patch of a kernel).
     """
 
-    def __init__(self, model: str | os.PathLike, *, sampling: SamplingConfig = SamplingConfig(),
+    def __init__(self, model: str | os.PathLike, *, sampling: SamplingConfig | None = None, settings: SamplingSettings | None = None,
                  speculative_config: dict | None = None, engine_args: dict | None = None,
-                 setup: Callable | Sequence[Callable] = (), ignore_eos: bool = True, name: str | None = None) -> None:
-        if not isinstance(sampling, SamplingConfig):
+                 setup: Callable | Sequence[Callable] = (), ignore_eos: bool = True, name: str | None = None,
+                 decode: Callable | None = None) -> None:
+        if sampling is not None and not isinstance(sampling, SamplingConfig):
             raise TypeError(f"sampling must be a specdec.SamplingConfig, got {type(sampling).__name__}")
-        if sampling.min_p:
-            raise ValueError(f"sampling.min_p={sampling.min_p}: vLLM ignores min_p under speculative decoding")
+        self.sampling_settings = settings_from(sampling, settings)
+        self.decode = decode
+        sampling_params_kwargs(self.sampling_settings, decode or _spell_later)  # refused now, by name
         self.model = str(model)
-        self.sampling = sampling
+        self.sampling = self.sampling_settings.sampling
         self.speculative_config = dict(speculative_config) if speculative_config else None
         self.engine_args = dict(engine_args or {})
         self.setup = [setup] if callable(setup) else list(setup)
@@ -65,9 +75,7 @@ class VLLMDecoder:
     def settings(self) -> str:
         """One line: the engine's speculation and sampling settings."""
         spec = "no speculation" if not self.speculative_config else ", ".join(f"{k}={v}" for k, v in self.speculative_config.items() if k != "model")
-        s = self.sampling
-        warp = f"T={s.temperature:g}" + (f", top_k={s.top_k}" if s.top_k else "") + (f", top_p={s.top_p:g}" if s.top_p else "")
-        return f"vLLM {self._version() or '?'} ({spec}; {warp})"
+        return f"vLLM {self._version() or '?'} ({spec}; {self.sampling_settings.label})"
 
     @property
     def num_draft_tokens(self) -> int:
@@ -76,7 +84,10 @@ class VLLMDecoder:
 
     @property
     def llm(self):
-        """The ``vllm.LLM``, built on first use."""
+        """The ``vllm.LLM``, built on first use (shared with the decoders made by :meth:`with_settings`)."""
+        holder = self._engine_holder
+        if holder is not self:
+            return holder.llm
         if self._llm is None:
             require_version("specdec.adapters.vllm.offline", DISTRIBUTIONS, SUPPORTED_VLLM)
             os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
@@ -89,25 +100,52 @@ class VLLMDecoder:
                 step(self._llm)
         return self._llm
 
-    def sampling_params(self, max_new_tokens: int, seed: int):
+    def with_settings(self, settings: SamplingSettings, name: str | None = None) -> "VLLMDecoder":
+        """The same engine (built once, shared) asked with other ``settings`` (refused now, by name, if it cannot take
+        them): one engine per process serves every setting of a matrix."""
+        import copy
+
+        other = copy.copy(self)
+        other.sampling_settings = settings_from(None, settings)
+        sampling_params_kwargs(other.sampling_settings, other.decode or _spell_later)
+        other.sampling = other.sampling_settings.sampling
+        other.name = name or other.settings
+        other._owner = self
+        return other
+
+    @property
+    def _engine_holder(self) -> "VLLMDecoder":
+        return getattr(self, "_owner", None) or self
+
+    def sampling_params(self, max_new_tokens: int, seed: int | None):
+        """The request's ``SamplingParams`` (``seed`` None or the settings unseeded: the engine's own randomness);
+        the engine's refusal of a field raises :class:`specdec.errors.EngineRefusal`."""
         from vllm import SamplingParams
 
-        s = self.sampling
-        return SamplingParams(max_tokens=max_new_tokens, seed=seed, ignore_eos=self.ignore_eos, temperature=float(s.temperature),
-                              top_k=int(s.top_k or 0) or -1, top_p=float(s.top_p or 1.0))
+        decode = self.decode or (lambda ids: self.llm.get_tokenizer().decode(ids))
+        kwargs = sampling_params_kwargs(self.sampling_settings, decode)
+        seed = seed if self.sampling_settings.seeded else None
+        try:
+            return SamplingParams(max_tokens=max_new_tokens, seed=seed, ignore_eos=self.ignore_eos, **kwargs)
+        except _client_errors() as refused:
+            raise EngineRefusal(self.name, str(refused)) from refused
 
     def __call__(self, prompts, max_new_tokens: int, seed: int) -> list[list[int]]:
         llm = self.llm
         params = [self.sampling_params(max_new_tokens, s) for s in request_seeds(seed, len(prompts))]
-        outputs = llm.generate([{"prompt_token_ids": [int(t) for t in p]} for p in prompts], params, use_tqdm=False)
+        try:
+            outputs = llm.generate([{"prompt_token_ids": [int(t) for t in p]} for p in prompts], params, use_tqdm=False)
+        except _client_errors() as refused:  # vLLM refuses a request's parameters (what its server answers with a 4xx)
+            raise EngineRefusal(self.name, str(refused)) from refused
         return [list(o.outputs[0].token_ids) for o in outputs]
 
     def speculation_counts(self) -> dict | None:
         """vLLM's cumulative speculation counters (drafts, draft_tokens, accepted_tokens); None without speculation."""
-        if not self.speculative_config or self._llm is None:
+        llm = self._engine_holder._llm
+        if not self.speculative_config or llm is None:
             return None if not self.speculative_config else {v: 0 for v in _COUNTERS.values()}
         counts = {v: 0 for v in _COUNTERS.values()}
-        for metric in self._llm.get_metrics():
+        for metric in llm.get_metrics():
             key = _COUNTERS.get(getattr(metric, "name", ""))
             if key is not None:
                 counts[key] = int(getattr(metric, "value", 0))
@@ -119,6 +157,17 @@ class VLLMDecoder:
 
     def __repr__(self) -> str:
         return f"VLLMDecoder({self.model!r}, {self.settings})"
+
+
+def _client_errors() -> tuple:
+    """What vLLM raises for a request it refuses: ``ValueError`` and its ``VLLMClientError`` (its server's 4xx)."""
+    from vllm.exceptions import VLLMClientError
+
+    return (ValueError, VLLMClientError)
+
+
+def _spell_later(ids) -> str:  # bad words are spelled by the engine's tokenizer once it is built
+    return " ".join(map(str, ids))
 
 
 __all__ = ["VLLMDecoder", "request_seeds"]
