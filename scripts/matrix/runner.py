@@ -45,16 +45,26 @@ def run(plan: list[tuple[str, str]], cell_of: Callable[[int, str, str, ErrorBudg
     path = CELLS / file
     OUT.mkdir(parents=True, exist_ok=True)
     CELLS.mkdir(parents=True, exist_ok=True)
-    earlier = read_cells(path)[1] if append and path.exists() else []
+    earlier_header, earlier = read_cells(path) if append and path.exists() else ({}, [])
+    this_run = header(engine, n)
+    runs = runs_of(earlier_header) + [{key: this_run[key] for key in ("date", "commit", "samples_per_side")}]
     budget = ErrorBudget(family_alpha=FAMILY_ALPHA, capacity=4 * max(len(plan), 1))
     print(f"{engine} matrix: {len(plan)} cells of n = {n} per side, about {len(plan) * seconds_per_cell / 60:.0f} minutes "
           f"(family-wise alpha {FAMILY_ALPHA:g}); cells go to {path}", flush=True)
     cells: list[Cell] = []
     for number, (method, name) in enumerate(plan, 1):
         cell = cell_of(number, method, name, budget)
+        cell.extra["run"] = len(runs) - 1  # which of the header's runs made it
         cells.append(cell)
         tv = "" if cell.reached_tv is None else f"TV {cell.reached_tv:.3f}"
         print(f"[{number}/{len(plan)}] {method:12s} {name:28s} {cell.verdict:12s} {tv:9s} n {cell.samples} drafts {cell.drafts} "
               f"{cell.seconds:.0f} s {cell.detail}", flush=True)
-        write_cells(merge_cells(earlier, cells), path, header(engine, n))
+        write_cells(merge_cells(earlier, cells), path, {**this_run, "runs": runs})
     return cells
+
+
+def runs_of(file_header: dict) -> list[dict]:
+    """The runs a cell file's header lists (a file written by one run: that run)."""
+    if not file_header:
+        return []
+    return list(file_header.get("runs") or [{key: file_header[key] for key in ("date", "commit", "samples_per_side")}])

@@ -11,6 +11,8 @@ from pathlib import Path
 from specdec._io import atomic_write_text
 from specdec.conformance.matrix import markdown_table, read_cells
 
+from .runner import runs_of
+
 ROOT = Path(__file__).resolve().parents[2]
 SOURCES = ROOT / "docs" / "data" / "matrix"
 DOC = ROOT / "docs" / "matrix.md"
@@ -27,9 +29,17 @@ def section() -> str:
             continue
         header, cells = read_cells(path)
         versions = ", ".join(f"{k} {v}" for k, v in header["versions"].items() if v)
-        parts.append(f"**{header['engine']}** - run {header['date']} on commit `{header['commit']}`, n = {header['samples_per_side']} "
-                     f"per side and cell; {versions}\n\n{markdown_table(cells)}")
+        parts.append(f"**{header['engine']}** - {runs_line(header, cells)}; {versions}\n\n{markdown_table(cells)}")
     return "\n\n".join(parts)
+
+
+def runs_line(header: dict, cells) -> str:
+    """When and where the cells were run: one run, or each run with the number of its cells still in the file."""
+    runs = runs_of(header)
+    counts = [sum(1 for c in cells if c.extra.get("run", 0) == i) for i in range(len(runs))]
+    said = [f"{r['date']} on commit `{r['commit']}` (n = {r['samples_per_side']} per side" + (f"; {k} cells)" if len(runs) > 1 else ")")
+            for r, k in zip(runs, counts) if k or len(runs) == 1]
+    return ("run " if len(said) == 1 else "runs ") + ", ".join(said)
 
 
 def main() -> int:

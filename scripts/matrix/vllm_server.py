@@ -8,11 +8,12 @@ Methods: ``ngram`` (K = 4, with the #55005 workaround), ``draft_model`` (SmolLM2
 probabilistic drafts, with the workaround), ``ngram_shipped`` and ``draft_model_shipped`` (as shipped: B15 where
 rows are sampled), and two server conditions under which the law must not change (issue 30, item 3):
 
-* ``ngram_preemption``: a KV cache of 20 blocks of 16 tokens, every cell amid a load of long answers, so that the
+* ``ngram_preemption``: a KV cache of 12 blocks of 32 tokens, every cell amid a load of long answers, so that the
   scheduler preempts running requests and recomputes them (the cell's detail counts the preemptions, from
   ``vllm:num_preemptions_total``; a cell during which none happened says so);
-* ``ngram_chunked``: chunked prefill on, 16 tokens per step, so the 18-token prompt is prefilled in two chunks
-  (seeded requests kill 0.32's CPU engine there, B17: the seeded cells are the ERRORs that show it).
+* ``ngram_chunked``: chunked prefill on, 16 tokens per step, so the 18-token prompt is prefilled in two chunks;
+  seeded requests kill 0.32's CPU engine there (B17), so its cells are asked unseeded, but the last ("base",
+  seeded), whose ERROR shows B17.
 
 The plain server is pinned to core 0, the speculative ones to core 1; a server that dies during a cell is
 restarted before the next, and the cell is an ERROR with the failure's first line.
@@ -20,6 +21,7 @@ restarted before the next, and the cell is an ERROR with the failure's first lin
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 
 import specdec as sd
@@ -39,7 +41,7 @@ MODEL = "smollm2"
 ENGINE = "vLLM 0.32 server"
 MIXED = "mixed batch"
 PROCESSOR = "user logits processor"  # refused by the adapter: a server takes processors by name at start-up
-PREEMPTION_ARGS = ["--block-size", "16", "--num-gpu-blocks-override", "20"]
+PREEMPTION_ARGS = ["--block-size", "32", "--num-gpu-blocks-override", "12"]  # the CPU attention takes multiples of 32
 CHUNKED_ARGS = ["--enable-chunked-prefill", "--max-num-batched-tokens", "16"]
 # name: (speculative config, #55005 workaround, core, the method's name in the table, more server arguments)
 SERVERS = {"plain": (lambda: None, False, "0", "none", []),
@@ -47,16 +49,18 @@ SERVERS = {"plain": (lambda: None, False, "0", "none", []),
            "draft_model": (vllm_subjects.draft_model_config, True, "1", "draft model K=2 (#55005 workaround)", []),
            "ngram_shipped": (lambda: vllm_subjects.NGRAM, False, "1", "n-gram K=4 (as shipped)", []),
            "draft_model_shipped": (vllm_subjects.draft_model_config, False, "1", "draft model K=2 (as shipped)", []),
-           "ngram_preemption": (lambda: vllm_subjects.NGRAM, True, "1", "n-gram K=4 (#55005 workaround), 20 KV blocks, preempted",
+           "ngram_preemption": (lambda: vllm_subjects.NGRAM, True, "1", "n-gram K=4 (#55005 workaround), 12 KV blocks of 32, preempted",
                                 PREEMPTION_ARGS),
            "ngram_chunked": (lambda: vllm_subjects.NGRAM, True, "1", "n-gram K=4 (#55005 workaround), chunked prefill 16",
                              CHUNKED_ARGS)}
 # The settings each method runs (None: all of them); as shipped, the crashing top-k last (B16 can take the engine down).
 ONLY = {"draft_model_shipped": ["base", "presence penalty", "greedy"],
         "ngram_preemption": ["base", "frequency penalty", "bad words", "stop token", "greedy"],
-        "ngram_chunked": ["base", "unseeded", "presence penalty", "greedy"]}
-LAST = {"ngram_shipped": ["top-k"]}
-# The load of the preemption cells: long answers on a long prompt, enough of them to overflow 20 blocks.
+        "ngram_chunked": ["unseeded", "presence penalty", "bad words", "greedy", "base"]}
+LAST = {"ngram_shipped": ["top-k"], "ngram_chunked": ["base"]}
+# Chunked prefill: seeded requests kill 0.32's CPU engine (B17), so the cells are asked unseeded but "base", which shows B17.
+UNSEEDED = {"ngram_chunked": ["presence penalty", "bad words"]}
+# The load of the preemption cells: long answers on a long prompt (7 blocks each), enough of them to overflow 12 blocks.
 LONG_PROMPT = vllm_subjects.PROMPT * 5
 SECONDS_PER_CELL = 150  # n = 800 per side on 2 shared cores
 
@@ -73,8 +77,9 @@ def start(name: str) -> ServerProcess:
 
 
 def alive(server: ServerProcess) -> ServerProcess:
-    """The server, restarted if it died (a crashing setting must not take the next cells with it)."""
-    if server.process is None or server.process.poll() is not None:
+    """The server, restarted if it died or its engine no longer answers ``/health`` (a crashing setting must not take
+    the next cells with it; vLLM's API process outlives its dead engine by a few seconds)."""
+    if server.process is None or server.process.poll() is not None or get_text(server.base_url + "/health", 30)[0] is None:
         print(f"  (restarting {server!r})", flush=True)
         server.restart(kill=True)
         server.wait_ready()
@@ -139,6 +144,8 @@ def main(argv=None) -> int:
 
         def cell_of(number, method, name, budget):
             chosen = all_settings[name]
+            if name in UNSEEDED.get(method, []):
+                chosen = dataclasses.replace(chosen, seeded=False)
             before = preemptions(alive(servers[method]))
             cell = run_cell(ENGINE, SERVERS[method][3], name, chosen, builder(servers, method, name, decode), check_of(chosen),
                             prompts=[vllm_subjects.PROMPT], length=length_of(name), max_new_tokens=length_of(name), n=args.n,
