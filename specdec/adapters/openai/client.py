@@ -41,11 +41,11 @@ servers do, from their source (read for this adapter, not run unless said):
   can be checked through this adapter; its wheel needs CUDA and does not run on this project's CPU
   machines, so that has not been run here.  (An older stored version answered text and logprobs only
   and did not pass ``seed`` on to its sampling parameters.)
-* **llama.cpp's llama-server** (``tools/server/server-task.cpp``): reads ``seed``, ``n`` (at most its
-  number of slots, ``-np``), ``ignore_eos`` and ``return_tokens``, but the generated ids come back in
-  ``tokens`` only in its native ``/completion`` format; the OpenAI ``/v1/completions`` choice has text,
-  index, logprobs and finish_reason.  Fields not sent take the server's command-line sampling
-  defaults (top-k, min-p, repetition penalties).
+* **llama.cpp's llama-server** (``tools/server/``, the build vendored in llama-cpp-python 0.3.36's sdist): its
+  OpenAI ``/v1/completions`` choice has text, index, logprobs and finish_reason, not ``token_ids``; its native ``/completion`` returns the generated ids in ``tokens``
+  (``return_tokens``), with ``seed``, ``n_cmpl`` (at most its slots) and every sampler as a field.  It is checked
+  through that endpoint by :class:`specdec.adapters.llama_cpp.llama_server.LlamaServerDecoder`, this client
+  with that body and answer (run in ``make peers-matrix`` and ``peers/test_llama_server.py``).
 * **llama-cpp-python's server** (``llama_cpp/server/``): the prompt is text only, ``n`` is accepted
   and dropped, ``seed`` is passed on, choices carry text only; defaults top_k=40, min_p=0.05,
   repeat_penalty=1.1.
@@ -53,7 +53,8 @@ servers do, from their source (read for this adapter, not run unless said):
   ``top_k``, and answers text; its native ``/generate`` returns token ids in ``details.tokens[].id`` but
   takes a text input.
 
-So of these vLLM (run here) and SGLang 0.5.23 (not run here) can be checked through this adapter as is.
+So of these vLLM (run here) and SGLang 0.5.23 (not run here) can be checked through this adapter as is, and
+llama-server (run here) through its subclass.
 
 The pieces: :mod:`.requests` (a call's requests and their seeds), :mod:`.wire` (HTTP, answers read
 by the contract, the ``/metrics`` counters), :mod:`.process` (a server subprocess that is always stopped).
@@ -175,7 +176,7 @@ class OpenAICompletionsDecoder:
         if not isinstance(model, str) or not model:
             raise (TypeError if not isinstance(model, str) else ValueError)(f"model must be the served model's name (a non-empty str), got {model!r}")
         settings = settings_from(sampling, settings)
-        self.fields = completion_fields(settings, decode)  # refuses what no request can carry, here and not at the first call
+        self.fields = self.request_fields(settings, decode)  # refuses what no request can carry, here and not at the first call
         if not isinstance(ignore_eos, bool):
             raise TypeError(f"ignore_eos must be a bool, got {type(ignore_eos).__name__} {ignore_eos!r}")
         metrics = metrics_address(root, metrics_url)
@@ -203,6 +204,14 @@ class OpenAICompletionsDecoder:
         """One line: the server, model and sampling."""
         return (f"OpenAI server {self.base_url} (model {self.model}; {self.sampling_settings.label}; n<={self.samples_per_request}, "
                 f"{self.max_in_flight} in flight)")
+
+    def request_fields(self, settings: SamplingSettings, decode) -> dict:
+        """The sampling fields every request carries (:func:`.fields.completion_fields`; another endpoint overrides this)."""
+        return completion_fields(settings, decode)
+
+    def read_answer(self, request: Request, body: bytes, status: int, what: str) -> list[list[int]]:
+        """The token ids of each of the request's rows (:func:`.wire.read_choices`; another endpoint overrides this)."""
+        return read_choices(request, body, status, what)
 
     def payload(self, request: Request, max_new_tokens: int) -> dict:
         """The JSON body of one request: every sampling field sent, "off" included (:mod:`.fields`)."""
@@ -250,7 +259,7 @@ class OpenAICompletionsDecoder:
                 attempt += 1
                 if ended.wait(wait):  # the call ended meanwhile (another request failed, or Ctrl-C): stop here
                     raise ServerRequestError(f"{error} (not retried: the call ended)") from None
-        answer = read_choices(request, body, status, what)
+        answer = self.read_answer(request, body, status, what)
         self.answered.append((request.seed, len(request.rows)))
         return request, answer
 

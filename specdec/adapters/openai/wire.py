@@ -22,10 +22,13 @@ from .retries import RETRIED_STATUS, retry_after_seconds
 
 __all__ = ["COUNTERS", "TransportError", "get_text", "parse_counters", "post_json", "read_choices"]
 
-COUNTERS = {
+COUNTERS = {  # vLLM's names, and llama.cpp's llama-server's (tools/server/server-task.cpp)
     "vllm:spec_decode_num_drafts_total": "drafts",
     "vllm:spec_decode_num_draft_tokens_total": "draft_tokens",
     "vllm:spec_decode_num_accepted_tokens_total": "accepted_tokens",
+    "llamacpp:spec_decode_num_drafts_total": "drafts",
+    "llamacpp:spec_decode_num_draft_tokens_total": "draft_tokens",
+    "llamacpp:spec_decode_num_accepted_tokens_total": "accepted_tokens",
 }
 BODY_SHOWN = 200  # characters of a failing answer's body in an error message
 _DIRECT = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # loopback servers: never through a proxy
