@@ -93,12 +93,14 @@ peers: $(PEERS_VENV)/.installed $(LLAMA_VENV)/.installed
 	HF_HUB_OFFLINE=1 $(PEERS_PY) -m pytest -m "peers and not slow" $(wildcard peers/test_vllm_*.py) -p no:randomly --specdec-tv $(PEERS_TV) --specdec-alpha $(PEERS_ALPHA) -s
 	HF_HUB_OFFLINE=1 $(LLAMA_PY) -m pytest -m "peers and not slow" $(wildcard peers/test_llama_cpp*.py) -p no:randomly --specdec-alpha $(PEERS_ALPHA) -s
 
-# The peers checks that go lower in TV, and the soak (about 80 minutes): the A/B checks of vLLM's server and llama.cpp at
-# n = 6,000-8,000 per side, a 20-minute check of vLLM's server under a fault every 3 minutes (restarts included), and
-# every token of llama.cpp's prompt lookup at a per-token TV of 0.03 (about 25 minutes: one answer at a time).
-peers-slow: $(PEERS_VENV)/.installed $(LLAMA_VENV)/.installed
+# The peers checks that go lower in TV, and the soak (about 90 minutes): the A/B checks of vLLM's server and llama.cpp at
+# n = 6,000-8,000 per side, a 20-minute check of vLLM's server under a fault every 3 minutes (restarts included),
+# every token of llama.cpp's prompt lookup at a per-token TV of 0.03 (about 25 minutes: one answer at a time), and
+# llama.cpp's own llama-server (built first, about 6 minutes; its tests about 2).
+peers-slow: $(PEERS_VENV)/.installed $(LLAMA_VENV)/.installed $(LLAMA_SERVER)
 	HF_HUB_OFFLINE=1 $(PEERS_PY) -m pytest -m "peers and slow" $(wildcard peers/test_vllm_*.py) -p no:randomly --specdec-alpha $(PEERS_ALPHA) -s
 	HF_HUB_OFFLINE=1 $(LLAMA_PY) -m pytest -m "peers and slow" $(wildcard peers/test_llama_cpp*.py) -p no:randomly --specdec-alpha $(PEERS_ALPHA) -s
+	HF_HUB_OFFLINE=1 $(LLAMA_PY) -m pytest -m peers peers/test_llama_server.py -p no:randomly --specdec-alpha $(PEERS_ALPHA) -s
 
 # The conformance matrix (issue 30, about 3 hours on 2 cores): every engine x speculation method x sampling setting of
 # scripts/matrix/settings.py, speculation on vs off (check_ab); cells an engine or adapter refuses are listed as
