@@ -155,3 +155,18 @@ def test_vllm_cpu_forward_is_transformers_forward_far_below_the_detectable_tv(ru
     for row in rows:
         assert row["entries"] == 49152
         assert row["max_abs_logit_diff"] < 1e-2 and row["tv_warped"] < detectable / 100, (row, detectable)
+
+
+@pytest.mark.slow
+def test_the_in_process_engine_takes_the_settings_record_and_reports_its_refusals(tmp_path):
+    """The matrix's in-process driver on two settings (about 3 minutes): a presence penalty keeps the law with
+    n-gram speculation (A/B against the plain server, drafts verified), and min-p is the engine's own refusal."""
+    argv = [sys.executable, "-m", "scripts.matrix.vllm_engine", "--method", "ngram", "--only", "presence penalty", "min-p",
+            "--n", "300", "--out", str(tmp_path)]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=1200, cwd=ROOT, env=ENV)
+    print(done.stdout[-3000:])
+    assert done.returncode == 0, done.stderr[-3000:]
+    cells = {c["setting"]: c for c in json.loads((tmp_path / "vllm-engine.json").read_text())["cells"]}
+    assert cells["presence penalty"]["verdict"] == "PASS" and cells["presence penalty"]["drafts"] > 50, cells["presence penalty"]
+    assert cells["min-p"]["verdict"] == "REFUSED" and cells["min-p"]["detail"].startswith("by the engine:"), cells["min-p"]
+    assert "not yet supported with speculative decoding" in cells["min-p"]["detail"]

@@ -25,6 +25,7 @@ def arguments(doc: str, default_n: int, methods: list[str], names: list[str], ar
     parser.add_argument("--method", nargs="*", default=methods[:1], choices=methods, help=f"default {methods[0]}")
     parser.add_argument("--only", nargs="*", default=None, choices=names, metavar="SETTING", help="settings to run (default: all)")
     parser.add_argument("--append", action="store_true", help="keep the file's other cells (replace only the ones run)")
+    parser.add_argument("--out", type=Path, default=CELLS, help=f"the cells' folder (default {CELLS.relative_to(ROOT)})")
     return parser.parse_args(argv)
 
 
@@ -40,11 +41,11 @@ def keeper(engine: str, method: str, setting: str):
 
 
 def run(plan: list[tuple[str, str]], cell_of: Callable[[int, str, str, ErrorBudget], Cell], *, file: str, engine: str, n: int,
-        append: bool, seconds_per_cell: float) -> list[Cell]:
-    """Run ``cell_of(number, method, setting, budget)`` for each (method, setting) of ``plan``."""
-    path = CELLS / file
+        append: bool, seconds_per_cell: float, out: Path = CELLS) -> list[Cell]:
+    """Run ``cell_of(number, method, setting, budget)`` for each (method, setting) of ``plan``; the cells go to ``out / file``."""
+    path = Path(out) / file
     OUT.mkdir(parents=True, exist_ok=True)
-    CELLS.mkdir(parents=True, exist_ok=True)
+    path.parent.mkdir(parents=True, exist_ok=True)
     earlier_header, earlier = read_cells(path) if append and path.exists() else ({}, [])
     this_run = header(engine, n)
     runs = runs_of(earlier_header) + [{key: this_run[key] for key in ("date", "commit", "samples_per_side")}]
