@@ -132,7 +132,7 @@ def pytest_terminal_summary(terminalreporter, config):
     if not rows:
         return
     from specdec.bench.latest import write_rows, write_table
-    from specdec.bench.tables import choosing_k, format_choosing_k, format_peer_rates, format_table
+    from specdec.bench.tables import choosing_k, format_choosing_k, format_peer_rates, format_table, position_table
 
     peers = config.stash.get(PEERS_KEY, {})
     for row in rows:
@@ -142,7 +142,7 @@ def pytest_terminal_summary(terminalreporter, config):
     terminalreporter.write_line(
         "speedup: autoregressive / speculative seconds per round, median [min-max]; predicted: F23 with the measured "
         "draft cost and verify term, end to end (docs/reference.md §6): the prefill share of the autoregressive time "
-        "counted on both sides; prefill: that share; efficiency = measured / predicted; peer: transformers' speculative generate over its "
+        "counted on both sides, [its interval over the calibration rounds]; prefill: that share; efficiency = measured / predicted; peer: transformers' speculative generate over its "
         "own generate; acceptance: pooled (docs/reference.md §6); k-bar: tokens per step; K*: F24 from the measured alpha and costs; "
         "TTFT, ITL p90: speculative side; dM: speculative minus autoregressive peak memory."
     )
@@ -152,8 +152,12 @@ def pytest_terminal_summary(terminalreporter, config):
         terminalreporter.write_line(rates)
     entries = choosing_k(rows)
     if entries:
-        terminalreporter.section("choosing K: the sweep's best fixed K, F24's K*, the adaptive K")
+        terminalreporter.section("choosing K: the sweep's best fixed K (named when it clears its rounds' noise), F24's K*, the adaptive K")
         terminalreporter.write_line(format_choosing_k(entries))
+    positions = position_table(rows)
+    if positions:
+        terminalreporter.section("acceptance by draft position: measured / F22's alpha^i")
+        terminalreporter.write_line(positions)
     stamp = config.stash[STAMP_KEY]
     write_rows(LATEST, rows, stamp)
     write_table(LATEST, rows, stamp)

@@ -19,7 +19,7 @@ import torch
 
 from specdec.bench.breakdown import step_breakdown
 from specdec.bench.clock import StepClock, pin_threads, timed
-from specdec.bench.costs import StepCosts, calibrate
+from specdec.bench.costs import CALIBRATION_ROUNDS, StepCosts, calibrate
 from specdec.bench.memory import PeakMemory
 from specdec.workload.prompts import KINDS, PROMPTS, prompt_ids
 from specdec.bench.rows import Round
@@ -117,13 +117,14 @@ class Workbench:
         return tuple(tuple(p) for p in prompt_ids(self.tokenizer, kind, count))
 
     def costs(self, key: str, rounds: int) -> StepCosts:
-        """Target pass costs for K = 0..MAX_K and the draft's cost per token, calibrated once per draft kind."""
+        """Target pass costs for K = 0..MAX_K and the draft's cost per token, calibrated once per draft kind (at least
+        CALIBRATION_ROUNDS interleaved rounds: each row's prediction carries their spread)."""
         if key not in self._costs:
             context = list(self.prompts("summarisation", 1)[0])
             draft = key.removesuffix("-static")
             kwargs = {"draft_model": self.draft_model} if draft == "model" else {"draft_lookup": self.draft_source(draft)}
             cache = self.static_cache if key.endswith("-static") else "dynamic"
-            self._costs[key] = calibrate(self.target, context, MAX_K, rounds=rounds, target_cache=cache, **kwargs)
+            self._costs[key] = calibrate(self.target, context, MAX_K, rounds=max(rounds, CALIBRATION_ROUNDS), target_cache=cache, **kwargs)
         return self._costs[key]
 
     def draft_source(self, draft: str):

@@ -26,7 +26,7 @@ from specdec.bench.gate import compare_runs, ratio_interval
 from specdec.bench.history import Run, load_history, load_run
 from specdec.bench.memory import PeakMemory
 from specdec.bench.rows import Round, summarise
-from specdec.bench.tables import choosing_k, format_peer_rates, format_table, split_configuration
+from specdec.bench.tables import choosing_k, format_choosing_k, format_peer_rates, format_table, split_configuration
 from specdec.decoding import AdaptiveDraftLength, FixedDraftLength, ModelDraft, generate
 from specdec.warpers import SamplingConfig
 
@@ -159,12 +159,60 @@ def test_peak_memory_sees_a_temporary_allocation():
     assert peak.bytes is not None and peak.bytes >= 0.9 * size
 
 
-def test_calibration_measures_every_k_on_a_tiny_model():
+def test_calibration_measures_every_k_on_a_tiny_model_and_keeps_each_round():
     target, draft = tiny_pair(0, 8)
-    costs = calibrate(target, [1, 2, 3, 4], 3, draft_model=draft, rounds=2)
+    costs = calibrate(target, [1, 2, 3, 4], 3, draft_model=draft, rounds=3)
     assert sorted(costs.target_seconds) == [0, 1, 2, 3]
     assert costs.verify_cost_ratios[0] == 1.0 and all(v > 0 for v in costs.verify_cost_ratios)
     assert costs.draft_step_ratio > 0
+    assert len(costs.per_round) == 3 and all(sorted(r.target_seconds) == [0, 1, 2, 3] for r in costs.per_round)
+    assert costs.target_seconds[2] == sorted(r.target_seconds[2] for r in costs.per_round)[1]  # the median of the rounds
+
+
+def test_the_median_interval_is_the_order_statistics_pair_with_the_coverage_asked():
+    from specdec.stats.median_interval import median_interval
+
+    five = median_interval([5, 1, 2, 3, 4], 0.9)
+    assert (five["low"], five["median"], five["high"]) == (1, 3, 5) and five["coverage"] == pytest.approx(1 - 2 / 32)
+    nine = median_interval(range(9), 0.9)  # P(Bin(9, 1/2) <= 1) = 10/512: x(2)..x(8) covers with 0.961
+    assert (nine["low"], nine["high"]) == (1, 7) and nine["coverage"] == pytest.approx(1 - 20 / 512)
+    assert median_interval([2.0], 0.9)["coverage"] == 0.0  # nothing can be said from one round, and it says so
+    with pytest.raises(ValueError, match="at least one finite"):
+        median_interval([1.0, float("nan")])
+
+
+def test_a_prediction_carries_the_spread_of_the_calibration_rounds():
+    rounds = [StepCosts({k: t * (1 + 0.05 * k) for k in range(9)}, d) for t, d in [(0.1, 0.01), (0.1, 0.03), (0.1, 0.02)]]
+    costs = StepCosts({k: 0.1 * (1 + 0.05 * k) for k in range(9)}, 0.02, per_round=tuple(rounds))
+    steps = [(4, 4), (4, 1), (4, 4), (4, 0)]
+    row = summarise("c", "qa", [Round(2.0, 1.0, None, None, steps, [0.2], [0.1])], costs)
+    at = [sd.speedup_with_costs(9 / 11, 4, rho, 1.2) for rho in (0.3, 0.2, 0.1)]  # rho = draft / target, per round
+    interval = row.predicted_interval
+    assert (interval["low"], interval["median"], interval["high"]) == pytest.approx(tuple(at))
+    assert interval["coverage"] == pytest.approx(0.75) and row.predicted == pytest.approx(at[1])
+    assert row.cost_spread["rho"]["low"] == pytest.approx(0.1) and row.cost_spread["rho"]["high"] == pytest.approx(0.3)
+    assert summarise("c", "qa", [Round(2.0, 1.0, None, None, steps, [0.2], [0.1])], _costs()).predicted_interval is None
+
+
+def test_acceptance_by_position_is_measured_beside_f22s_alpha_to_the_i():
+    from specdec.laws.speedup import implied_acceptance
+    from specdec.metrics import acceptance_by_position
+
+    assert acceptance_by_position([0, 1, 2, 3, 0], [3, 3, 3, 3, 1]) == [0.6, 0.5, 0.25]
+    assert acceptance_by_position([0, 0], [0, 0]) == []
+    with pytest.raises(ValueError, match="exceeds"):
+        acceptance_by_position([3], [2])
+    assert sd.laws.positional_acceptance(0.5, 3) == [0.5, 0.25, 0.125]
+    steps = [(4, 4), (4, 1), (4, 4), (4, 0)]
+    row = summarise("c", "qa", [Round(2.0, 1.0, None, None, steps, [0.2], [0.1])], _costs())
+    alpha = 9 / 11
+    assert [p["measured"] for p in row.acceptance_by_position] == [0.75, 0.5, 0.5, 0.5]
+    assert [p["predicted"] for p in row.acceptance_by_position] == pytest.approx([alpha ** i for i in range(1, 5)])
+    counted = summarise("c", "qa", [Round(2.0, 1.0, speculation=[{"drafts": 10, "draft_tokens": 40, "accepted_tokens": 12,
+                                                                   "accepted_at_1": 6, "accepted_at_2": 4, "accepted_at_3": 2}])],
+                        _costs(), num_draft_tokens=4)
+    assert [p["measured"] for p in counted.acceptance_by_position] == [0.6, 0.4, 0.2]
+    assert counted.acceptance_by_position[0]["predicted"] == pytest.approx(implied_acceptance(2.2, 4))
 
 
 # ---------------------------------------------------------------- one row, the table
@@ -221,7 +269,24 @@ def test_choosing_k_sets_the_best_fixed_k_beside_f24_and_the_adaptive_k():
             row("lookup-n3-Kadapt-greedy", 1.45, mean_k=5.5), row("lookup-n3-K4-greedy-static", 2.0)]  # a lone K: no sweep
     (entry,) = choosing_k(rows)
     assert entry == {"family": "lookup-n3 greedy", "kind": "qa", "best_fixed_k": 4, "best_fixed_speedup": 1.5, "f24_k": 8,
-                     "f24_k_speedup": 1.4, "adaptive_mean_k": 5.5, "adaptive_speedup": 1.45}
+                     "f24_k_speedup": 1.4, "adaptive_mean_k": 5.5, "adaptive_speedup": 1.45, "decision": None}  # no rounds kept
+
+
+def test_a_best_k_is_named_only_when_it_clears_the_noise_of_its_rounds():
+    from specdec.bench.choose_k import decide_k, format_decision
+
+    clear = decide_k({2: [1.20, 1.22, 1.21, 1.19, 1.20], 4: [1.50, 1.52, 1.49, 1.51, 1.50], 8: [1.30, 1.31, 1.29, 1.30, 1.32]})
+    assert clear["best_k"] == 4 and clear["wins"] and clear["next_k"] == 8 and clear["over_next"][0] > 1
+    assert format_decision(clear).startswith("K4 wins (K4 x1.50")
+    close = decide_k({2: [1.40, 1.55, 1.45], 4: [1.50, 1.42, 1.60]})  # the medians differ by less than the rounds spread
+    assert close["best_k"] == 4 and not close["wins"] and "over K2" in close["why"]
+    assert format_decision(close).startswith("no K wins (K4 x1.50")
+    losing = decide_k({2: [0.95, 1.02, 0.99], 4: [0.80, 0.82, 0.81]})  # the best K does not beat K = 0
+    assert not losing["wins"] and "over K = 0" in losing["why"]
+    rows = [{"configuration": f"lookup-n3-K{k}-greedy", "kind": "qa", "speedup": {"median": float(np.median(v))}, "optimal_k": 4,
+             "mean_draft_tokens": k, "ratios": v} for k, v in {2: [1.20, 1.22, 1.21, 1.19, 1.20], 4: [1.50, 1.52, 1.49, 1.51, 1.50]}.items()]
+    (entry,) = choosing_k(rows)
+    assert entry["decision"].startswith("K4 wins") and "K4 wins" in format_choosing_k([entry])
 
 
 def test_end_to_end_speedup_is_amdahls_law_over_f23():
@@ -274,6 +339,23 @@ def test_gate_flags_a_clear_regression_and_nothing_else(tmp_path):
     assert [f.verdict for f in compare_runs(base, worse, margin=0.05, exact=False)] == ["regression"]
     assert [f.verdict for f in compare_runs(base, worse, exact=False)] == ["ok"]  # 20% slower is inside the default 20% margin
     assert [f.verdict for f in compare_runs(base, better, margin=0.05, exact=False)] == ["improvement"]
+
+
+def test_gate_compares_predictions_by_their_intervals(tmp_path):
+    def with_prediction(name, low, median, high):
+        path = _run(tmp_path, name, [2.0, 2.1, 1.95])
+        data = json.loads(path.read_text())
+        data["benchmarks"][0]["extra_info"]["predicted_interval"] = {"low": low, "median": median, "high": high, "coverage": 0.96, "n": 9}
+        path.write_text(json.dumps(data))
+        return load_run(path)
+
+    base = with_prediction("run1", 1.10, 1.20, 1.30)
+    near, far = with_prediction("run2", 1.25, 1.33, 1.40), with_prediction("run3", 1.35, 1.40, 1.45)
+    found = {f.metric: f for f in compare_runs(base, near, exact=False)}
+    assert found["prediction"].verdict == "ok" and "intervals overlap" in found["prediction"].line()
+    moved = {f.metric: f for f in compare_runs(base, far, exact=False)}["prediction"]
+    assert moved.verdict == "changed" and "1.200x [1.100-1.300] -> 1.400x [1.350-1.450]" in moved.line()
+    assert "prediction" not in {f.metric for f in compare_runs(base, load_run(_run(tmp_path, "run4", [2.0])), exact=False)}
 
 
 def test_gate_judges_lower_is_better_ratios_the_other_way(tmp_path):

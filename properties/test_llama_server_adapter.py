@@ -94,11 +94,11 @@ def test_a_server_of_another_build_is_refused_before_any_request():
         server.shutdown()
 
 
-def test_llama_servers_counters_are_read_like_vllms():
+def test_llama_servers_counters_are_read_like_vllms_with_the_first_draft_position_as_1():
     text = ("# TYPE llamacpp:spec_decode_num_drafts_total counter\nllamacpp:spec_decode_num_drafts_total 90\n"
             "llamacpp:spec_decode_num_draft_tokens_total 336\nllamacpp:spec_decode_num_accepted_tokens_total 149\n"
             'llamacpp:spec_decode_num_accepted_tokens_per_pos_total{position="0"} 66\n')
-    assert parse_counters(text) == {"drafts": 90, "draft_tokens": 336, "accepted_tokens": 149}
+    assert parse_counters(text) == {"drafts": 90, "draft_tokens": 336, "accepted_tokens": 149, "accepted_at_1": 66}
 
 
 def test_the_command_line_names_the_speculation():

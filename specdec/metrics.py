@@ -10,6 +10,9 @@ One name, one definition:
   (discarded drafts count against it).  Always <= the acceptance rate.
 * **mean tokens per step** = mean emitted tokens per verification step and row
   (accepted + 1, unless EOS or max_new_tokens cut the block).
+* **acceptance at position i** = the share of steps that drafted at least i tokens whose i-th draft was kept
+  (accepted >= i): what vLLM's and llama.cpp's per-position counters count, over the steps that drafted that
+  far.  F22's i.i.d. model predicts alpha^i (:func:`specdec.laws.speedup.positional_acceptance`).
 
 The predicted counterparts are :mod:`specdec.laws.speedup` (F22-F25) and
 :mod:`specdec.laws.chain` (F26-F27).
@@ -68,3 +71,16 @@ def mean_tokens_per_step(num_emitted) -> float:
     if emitted.size == 0:
         raise ValueError("num_emitted is empty")
     return count_total(emitted) / emitted.size
+
+
+def acceptance_by_position(num_accepted, num_draft_tokens) -> list[float | None]:
+    """Per draft position i = 1..max K: (steps with accepted >= i) / (steps that drafted >= i tokens);
+    None where no step drafted that far (the module docstring's acceptance at position i)."""
+    accepted, drafted = _accepted_and_drafted(num_accepted, num_draft_tokens)
+    top = int(drafted.max()) if drafted.size else 0
+    out: list[float | None] = []
+    for position in range(1, top + 1):
+        reached = drafted >= position
+        steps = int(np.count_nonzero(reached))
+        out.append(int(np.count_nonzero(accepted[reached] >= position)) / steps if steps else None)
+    return out

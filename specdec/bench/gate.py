@@ -14,6 +14,10 @@ interval covers the spread of rounds within each run, not the drift between runs
 page faults): on this project's shared 2-core CPU, two runs of unchanged micro benchmarks differed
 by up to 1.8x in their ratio to the memory floor, hence the default margin of 20%.
 
+A row's F23 prediction (end to end) carries an interval over its calibration's rounds (``predicted_interval``,
+docs/reference.md §6): the gate compares it too, and a prediction whose intervals in the two runs are disjoint is
+``changed`` (the costs moved beyond their own spread), which fails like a regression.
+
 Deterministic metrics (seeded acceptance and tokens per step, ``extra_info["exact"]``) are
 compared exactly: any change fails, because the same seed on the same machine must give the
 same counts.  Compare runs from one machine (the gate warns when the machine info differs).
@@ -49,6 +53,7 @@ class Finding:
     high: float | None = None
     only_in: str | None = None  # "baseline" or "current", for a missing benchmark or metric
     exact: bool = False  # a seeded metric compared exactly (``extra_info["exact"]``)
+    interval_of_baseline: tuple | None = None  # a prediction's: the baseline run's interval (low, high is the current run's)
 
     @property
     def judged(self) -> bool:
@@ -61,6 +66,11 @@ class Finding:
             return f"{self.verdict.upper():11s} {self.benchmark} {self.metric}: {self.baseline!r} -> {self.current!r} (exact metric)"
         if self.verdict == "missing":
             return f"MISSING     {' '.join(filter(None, (self.benchmark, self.metric)))}: only in the {self.only_in} run"
+        if self.interval_of_baseline is not None:
+            low, high = self.interval_of_baseline
+            return (f"{self.verdict.upper():11s} {self.benchmark} prediction (F23 end to end): {self.baseline:.3f}x [{low:.3f}-{high:.3f}] "
+                    f"-> {self.current:.3f}x [{self.low:.3f}-{self.high:.3f}] (" + ("intervals overlap" if self.verdict == "ok"
+                                                                                    else "disjoint: the costs moved beyond their spread") + ")")
         if self.verdict == "dropped":
             return (f"DROPPED     {self.benchmark} {self.metric}: in the baseline run, not in the current one "
                     "(a measurement the current run no longer makes fails the gate)")
@@ -103,6 +113,9 @@ def compare_runs(baseline: Run, current: Run, *, margin: float = 0.2, confidence
                 low, high = 1 / high, 1 / low
             verdict = "regression" if high < 1 - margin else "improvement" if low > 1 + margin else "ok"
             findings.append(Finding(name, metric, verdict, float(np.median(before)), float(np.median(after)), low, high))
+        finding = _prediction(name, old.get("predicted_interval"), new.get("predicted_interval"))
+        if finding is not None:
+            findings.append(finding)
         if exact:
             old_exact, new_exact = old.get("exact") or {}, new.get("exact") or {}
             findings += _missing(name, old_exact, new_exact)
@@ -110,6 +123,16 @@ def compare_runs(baseline: Run, current: Run, *, margin: float = 0.2, confidence
                 verdict = "ok" if old_exact[metric] == new_exact[metric] else "changed"
                 findings.append(Finding(name, metric, verdict, old_exact[metric], new_exact[metric], exact=True))
     return findings
+
+
+def _prediction(name: str, old: dict | None, new: dict | None) -> Finding | None:
+    """F23's end-to-end prediction of a row in both runs: "ok" when their intervals over the calibration rounds overlap,
+    "changed" when they are disjoint (the costs moved beyond their own spread); None when either run has no interval."""
+    if not old or not new:
+        return None
+    overlap = old["low"] <= new["high"] and new["low"] <= old["high"]
+    return Finding(name, "prediction", "ok" if overlap else "changed", float(old["median"]), float(new["median"]),
+                   float(new["low"]), float(new["high"]), interval_of_baseline=(float(old["low"]), float(old["high"])))
 
 
 def _missing(name: str, old: dict, new: dict) -> list[Finding]:

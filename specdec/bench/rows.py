@@ -32,11 +32,14 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from .. import metrics
-from ..laws.speedup import StepCosts, end_to_end_speedup, implied_acceptance, optimal_draft_length, predicted_speedup
+from ..laws.speedup import (StepCosts, end_to_end_speedup, implied_acceptance, optimal_draft_length, positional_acceptance,
+                            predicted_speedup)
+from ..stats.median_interval import median_interval
 from .clock import spread
 
 MIB = 2**20
 NO_COSTS = "ideal"  # F23 with rho = 0 and v(K) = 1: what speculation could give at the measured acceptance
+COVERAGE = 0.9  # of a prediction's interval over the calibration's rounds
 
 __all__ = ["MIB", "NO_COSTS", "Round", "Row", "prefill_share", "quantiles", "summarise"]
 
@@ -94,6 +97,9 @@ class Row:
     acceptance_spread: dict | None = None  # over calls (over prompts at batch 1)
     draft_utilisation_spread: dict | None = None
     acceptance_length_spread: dict | None = None
+    predicted_interval: dict | None = None  # {"low", "high", "coverage", "n"}: the prediction over the calibration's rounds
+    cost_spread: dict | None = None  # {"rho": ..., "verify": ...}: each a median with its order-statistic interval
+    acceptance_by_position: list | None = None  # [{"position", "measured", "predicted"}]: F22's alpha^i beside the measured rate
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -142,7 +148,11 @@ def _pooled(speculation) -> dict | None:
     known = [s for s in speculation if s]
     if not known:
         return None
-    return {key: sum(int(s.get(key, 0)) for s in known) for key in ("drafts", "draft_tokens", "accepted_tokens")}
+    out = {key: sum(int(s.get(key, 0)) for s in known) for key in ("drafts", "draft_tokens", "accepted_tokens")}
+    positions = sorted({int(k[len("accepted_at_"):]) for s in known for k in s if k.startswith("accepted_at_")})
+    if positions:
+        out["accepted_at"] = {i: sum(int(s.get(f"accepted_at_{i}", 0)) for s in known) for i in positions}
+    return out
 
 
 def _theory(steps, pooled, measured: dict, costs: StepCosts | None, mean_k_default: float) -> dict:
@@ -169,6 +179,41 @@ def _theory(steps, pooled, measured: dict, costs: StepCosts | None, mean_k_defau
         f24_alpha = alpha if alpha is not None else (implied_acceptance(length, drafted[0]) if length else 0.0)
         out["optimal_k"], _ = optimal_draft_length(f24_alpha, rho, max_draft_tokens=len(verify) - 1, verify_cost_ratios=verify)
     return out
+
+
+def _spread_of_prediction(steps, pooled, measured, costs: StepCosts | None, mean_k: float, share: float | None) -> tuple:
+    """(predicted_interval, cost_spread): F23 end to end evaluated at each calibration round's costs, and those costs,
+    each as a median with its distribution-free interval (:func:`specdec.stats.median_interval.median_interval`)."""
+    if costs is None or len(costs.per_round) < 2:
+        return None, None
+    theories = [_theory(steps, pooled, measured, c, mean_k) for c in costs.per_round]
+    decode = [t["decode"] for t in theories if t["decode"] is not None]
+    spread = {"rho": median_interval([t["rho"] for t in theories]),
+              "verify": None if theories[0]["verify"] is None else median_interval([t["verify"] for t in theories])}
+    if not decode:
+        return None, spread
+    interval = median_interval(decode, COVERAGE)
+    if share is not None:
+        interval = {**interval, **{key: end_to_end_speedup(interval[key], share) for key in ("median", "low", "high")}}
+    return interval, spread
+
+
+def _by_position(steps, pooled, measured, mean_k: float) -> list | None:
+    """The acceptance at each draft position (:func:`specdec.metrics.acceptance_by_position`) beside F22's alpha^i;
+    from the steps (alpha: the acceptance rate), or from a subject's per-position counters (alpha implied by its
+    acceptance length)."""
+    if steps and any(k for k, _ in steps):
+        measured_rates = metrics.acceptance_by_position([a for _, a in steps], [k for k, _ in steps])
+        alpha = measured["acceptance"]
+    elif pooled and pooled.get("drafts") and pooled.get("accepted_at"):
+        counts = pooled["accepted_at"]
+        measured_rates = [counts.get(i, 0) / pooled["drafts"] for i in range(1, max(counts) + 1)]
+        length = measured["acceptance_length"]
+        alpha = implied_acceptance(length, max(1, round(mean_k))) if length else None
+    else:
+        return None
+    predicted = positional_acceptance(alpha, len(measured_rates)) if alpha is not None else [None] * len(measured_rates)
+    return [{"position": i + 1, "measured": m, "predicted": p} for i, (m, p) in enumerate(zip(measured_rates, predicted))]
 
 
 def _latency(rounds: list[Round]) -> dict:
@@ -206,6 +251,7 @@ def summarise(configuration: str, kind: str, rounds: list[Round], costs: StepCos
     share = prefill_share(baseline_ttft, [r.baseline_seconds for r in rounds]) if all(r.baseline_ttft for r in rounds) else None
     decode = theory["decode"]
     predicted = None if decode is None else (decode if share is None else end_to_end_speedup(decode, share))
+    interval, cost_spread = _spread_of_prediction(steps, pooled, measured, costs, float(num_draft_tokens or 0), share)
     peaks = [(r.speculative_peak_bytes - r.baseline_peak_bytes) / MIB for r in rounds
              if r.speculative_peak_bytes is not None and r.baseline_peak_bytes is not None]
     tokens = metrics.mean_tokens_per_step([a + 1 for _, a in steps]) if steps else measured["acceptance_length"]
@@ -224,5 +270,7 @@ def summarise(configuration: str, kind: str, rounds: list[Round], costs: StepCos
         acceptance_spread=quantiles([c["acceptance"] for c in per_call]),
         draft_utilisation_spread=quantiles([c["draft_utilisation"] for c in per_call]),
         acceptance_length_spread=quantiles([c["acceptance_length"] for c in per_call]),
+        predicted_interval=interval, cost_spread=cost_spread,
+        acceptance_by_position=_by_position(steps, pooled, measured, theory["mean_draft_tokens"]),
         **(subject or {}),
     )

@@ -6,7 +6,7 @@
 * :func:`format_peer_rates` - tokens per second of ours and the peer (a speedup is a ratio over its own
   baseline, so two ratios compare only beside these);
 * :func:`choosing_k` / :func:`format_choosing_k` - per configuration family with a K sweep: the best
-  fixed K measured, F24's K* and the adaptive K;
+  fixed K measured, named only when it clears its noise (:mod:`.choose_k`), F24's K* and the adaptive K;
 * ``specdec bench run``'s tables (:func:`subject_report`): the acceptance per prompt (the spread, over
   prompts at batch 1, of the acceptance rate, the draft utilisation and the acceptance length), under
   load (throughput of both sides, speedup, prefill share and the end-to-end prediction per batch size
@@ -16,7 +16,9 @@
 
 from __future__ import annotations
 
-__all__ = ["acceptance_table", "best_k_per_batch", "best_k_table", "choosing_k", "format_choosing_k", "format_peer_rates",
+from .choose_k import decide_k, format_decision
+
+__all__ = ["acceptance_table", "position_table", "best_k_per_batch", "best_k_table", "choosing_k", "format_choosing_k", "format_peer_rates",
            "format_table", "length_table", "load_table", "split_configuration", "subject_report", "text_table"]
 
 
@@ -40,7 +42,7 @@ def _cells(row: dict) -> list[str]:
         row["configuration"],
         row["kind"],
         f"{s['median']:.2f}x [{s['min']:.2f}-{s['max']:.2f}]",
-        _number(row["predicted"], "{:.2f}x" + ("*" if row.get("cost_model") == "ideal" else "")),
+        _number(row["predicted"], "{:.2f}x" + ("*" if row.get("cost_model") == "ideal" else "")) + _interval(row.get("predicted_interval")),
         _number(row.get("prefill_share"), "{:.0%}"),
         _number(row["efficiency"], "{:.2f}"),
         "-" if not peer else f"{peer['median']:.2f}x",
@@ -51,6 +53,10 @@ def _cells(row: dict) -> list[str]:
         _number(row["itl_ms"]["p90"], "{:.0f}"),
         "-" if memory is None else f"{memory:+.1f}",
     ]
+
+
+def _interval(interval: dict | None) -> str:
+    return "" if not interval else f" [{interval['low']:.2f}-{interval['high']:.2f}]"
 
 
 def format_table(rows: list[dict], *, markdown: bool = False) -> str:
@@ -116,6 +122,7 @@ def choosing_k(rows: list[dict]) -> list[dict]:
         adaptive = by_k.get("Kadapt")
         out.append({
             "family": family, "kind": kind, "best_fixed_k": best_k, "best_fixed_speedup": fixed[best_k]["speedup"]["median"],
+            "decision": _decision(fixed),
             "f24_k": theory["optimal_k"],
             "f24_k_speedup": fixed[theory["optimal_k"]]["speedup"]["median"] if theory["optimal_k"] in fixed else None,
             "adaptive_mean_k": None if adaptive is None else adaptive["mean_draft_tokens"],
@@ -124,9 +131,18 @@ def choosing_k(rows: list[dict]) -> list[dict]:
     return out
 
 
+def _decision(by_k: dict) -> str | None:
+    """The noise-aware choice (:mod:`.choose_k`) over rows that kept their per-round ratios."""
+    ratios = {k: r.get("ratios") for k, r in by_k.items()}
+    if any(not v for v in ratios.values()):
+        return None
+    return format_decision(decide_k(ratios))
+
+
 def format_choosing_k(entries: list[dict]) -> str:
-    head = ("configuration", "task kind", "best fixed K", "its speedup", "F24 K*", "speedup at K*", "adaptive mean K", "adaptive speedup")
-    body = [[e["family"], e["kind"], str(e["best_fixed_k"]), f"{e['best_fixed_speedup']:.2f}x", str(e["f24_k"]),
+    head = ("configuration", "task kind", "best fixed K (with its noise)", "its speedup", "F24 K*", "speedup at K*", "adaptive mean K",
+            "adaptive speedup")
+    body = [[e["family"], e["kind"], e.get("decision") or str(e["best_fixed_k"]), f"{e['best_fixed_speedup']:.2f}x", str(e["f24_k"]),
              "-" if e["f24_k_speedup"] is None else f"{e['f24_k_speedup']:.2f}x",
              "-" if e["adaptive_mean_k"] is None else f"{e['adaptive_mean_k']:.2f}",
              "-" if e["adaptive_speedup"] is None else f"{e['adaptive_speedup']:.2f}x"] for e in entries]
@@ -183,7 +199,7 @@ def best_k_per_batch(rows: list[dict]) -> list[dict]:
             continue
         best = max(by_k, key=lambda k: by_k[k]["speedup"]["median"])
         theory = by_k.get(4) or by_k[max(by_k)]
-        out.append({"subject": subject, "batch": batch, "measured_best_k": best,
+        out.append({"subject": subject, "batch": batch, "measured_best_k": best, "decision": _decision(by_k),
                     "measured_best_speedup": by_k[best]["speedup"]["median"],
                     "speedups": {k: by_k[k]["speedup"]["median"] for k in sorted(by_k)},
                     "predicted_k": theory["optimal_k"], "acceptance": theory["acceptance"],
@@ -192,7 +208,10 @@ def best_k_per_batch(rows: list[dict]) -> list[dict]:
 
 
 def _best(entry: dict) -> str:
-    """The measured best K, or "0" (autoregressive) when no K tried beat 1x, with the least bad K beside it."""
+    """The noise-aware choice where the rows kept their rounds; else the measured best K, or "0" (autoregressive) when
+    no K tried beat 1x, with the least bad K beside it."""
+    if entry.get("decision"):
+        return entry["decision"]
     if entry["measured_best_speedup"] < 1.0:
         return f"0 (no K wins; least bad K{entry['measured_best_k']})"
     return str(entry["measured_best_k"])
@@ -223,6 +242,16 @@ def length_table(rows: list[dict]) -> str:
     return text_table(head, body) if body else ""
 
 
+def position_table(rows: list[dict]) -> str:
+    """Per row: the acceptance at each draft position, measured / F22's alpha^i (docs/reference.md §6)."""
+    head = ("configuration", "task kind", "batch", "acceptance at position i: measured / F22 alpha^i")
+    body = [[r["configuration"], r["kind"], str(r.get("batch") or 1),
+             "  ".join(f"{p['position']}: {_fmt(p['measured'], '{:.2f}')}/{_fmt(p['predicted'], '{:.2f}')}"
+                       for p in r["acceptance_by_position"])]
+            for r in rows if r.get("acceptance_by_position")]
+    return text_table(head, body) if body else ""
+
+
 def subject_report(rows: list[dict]) -> str:
     """Every table that has rows, each under a one-line title."""
     parts = [format_table(rows),
@@ -232,7 +261,8 @@ def subject_report(rows: list[dict]) -> str:
     for title, table in (("acceptance per prompt (batch 1)", acceptance_table(rows)),
                          ("under load: one mix of prompts, B prompts per call", load_table(rows)),
                          ("best K per batch: measured, and F24's K* with the verify cost measured at that batch", best_k_table(rows)),
-                         ("input length", length_table(rows))):
+                         ("input length", length_table(rows)),
+                         ("acceptance by draft position (measured / F22's alpha^i)", position_table(rows))):
         if table:
             parts += ["", title, table]
     return "\n".join(parts)

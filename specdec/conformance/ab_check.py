@@ -37,7 +37,7 @@ import numpy as np
 from .._validation import as_int
 from ..laws.sequence import eos_ids
 from ..settings import AB_DEFAULTS, DEFAULT_AB_MAX_N, RunSettings, resolve
-from .calls import CallGuard
+from .calls import CallGuard, refuse_timing_only
 from .decoder_output import SpeculationWatch, asked_tokens
 from .engine import run, subject_name
 from .report import Report
@@ -100,6 +100,7 @@ def check_ab(
     for role, decoder in (("subject", subject), ("reference", reference)):
         if not callable(decoder):
             raise TypeError(f"{role} must be callable (specdec.protocols.Decoder), got {type(decoder).__name__}")
+        refuse_timing_only(decoder, role)
     run_settings = resolve(settings, overrides, AB_DEFAULTS)
     prompts, length, eos = _ab_inputs(prompts, length, eos_token_id, vocab_size)
     rows_per_call = as_int("rows_per_call", rows_per_call, minimum=1)

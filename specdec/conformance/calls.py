@@ -121,3 +121,13 @@ def subject_name(subject) -> str:
     if func is not None:
         return f"partial({subject_name(func)})"
     return type(subject).__name__
+
+
+def refuse_timing_only(subject, role: str = "subject") -> None:
+    """A ValueError for a subject marked ``timing_only`` (a lossy stand-in built for timing, such as
+    :class:`specdec.bench.synthetic.SyntheticAcceptance` or a decoder that verifies with it): no conformance check
+    takes one, since its verdict would be known in advance and mean nothing."""
+    if getattr(subject, "timing_only", False):
+        raise ValueError(f"{role} {subject_name(subject)} is timing-only (lossy by construction: "
+                         f"{getattr(subject, 'timing_only_why', 'built for benchmarks')}); no conformance check takes it")
+

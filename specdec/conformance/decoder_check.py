@@ -25,7 +25,7 @@ from ..laws.sequence import eos_ids, sequence_law
 from ..laws.target import as_target_law, check_contexts
 from ..settings import RunSettings, resolve
 from .acceptance_z import acceptance_z_check, f28_applies
-from .calls import CallGuard
+from .calls import CallGuard, refuse_timing_only
 from .decoder_output import SpeculationWatch, asked_tokens
 from .engine import run, subject_name
 from .report import Report
@@ -54,6 +54,7 @@ def check_decoder(decoder, target, prompts: Sequence[Sequence[int]], *, length: 
     """
     if not callable(decoder):
         raise TypeError(f"decoder must be callable (specdec.protocols.Decoder), got {type(decoder).__name__}")
+    refuse_timing_only(decoder, "decoder")
     run_settings = resolve(settings, overrides)
     law = as_target_law(target, sampling)
     length = as_int("length", length, minimum=1)

@@ -88,11 +88,12 @@ def speculation_of(decoder) -> dict | None:
 
 
 def speculation_delta(before: dict | None, after: dict | None) -> dict | None:
-    """The drafts, draft tokens and accepted tokens counted between two readings of a decoder's
-    counters (:func:`speculation_of`); None when either reading is None."""
+    """The drafts, draft tokens and accepted tokens (and the per-position ``accepted_at_<i>`` a server counts)
+    counted between two readings of a decoder's counters (:func:`speculation_of`); None when either reading is None."""
     if before is None or after is None:
         return None
-    return {key: int(after.get(key, 0)) - int(before.get(key, 0)) for key in COUNTERS}
+    positions = [key for key in after if key.startswith("accepted_at_")]  # per-position counts, where the subject keeps them
+    return {key: int(after.get(key, 0)) - int(before.get(key, 0)) for key in [*COUNTERS, *positions]}
 
 
 def speculation_note(head: str, spec: dict) -> str:

@@ -25,7 +25,7 @@ from ..laws.sequence import eos_ids
 from ..protocols import LawOracle
 from ..settings import RunSettings, resolve
 from .ab_check import _ab_inputs
-from .calls import CallGuard
+from .calls import CallGuard, refuse_timing_only
 from .decoder_output import SpeculationWatch
 from .engine import run, subject_name
 from .report import Report
@@ -53,6 +53,7 @@ def check_tokens(subject, oracle, prompts: Sequence[Sequence[int]], *, length: i
     """
     if not callable(subject):
         raise TypeError(f"subject must be callable (specdec.protocols.Decoder), got {type(subject).__name__}")
+    refuse_timing_only(subject)
     if not isinstance(oracle, LawOracle):
         raise TypeError(f"oracle must be a specdec.protocols.LawOracle (token_laws, floor, tolerance), got {type(oracle).__name__}")
     run_settings = resolve(settings, overrides)

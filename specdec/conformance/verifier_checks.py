@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from ..settings import RunSettings, resolve
-from .calls import CallGuard
+from .calls import CallGuard, refuse_timing_only
 from .cases import ChainCase, MultiDraftCase, TokenCase, TreeCase
 from .catalogue import chain_cases, multidraft_cases, token_cases, tree_cases
 from .engine import resolve_device, run, subject_name
@@ -31,6 +31,7 @@ def _campaign(verifier, protocol: str, level: str, make_streams, settings: RunSe
     """One campaign of a verifier's streams through the engine (the body every check_* of a verifier shares)."""
     if not callable(verifier):
         raise TypeError(f"verifier must be callable (specdec.protocols.{protocol}), got {type(verifier).__name__}")
+    refuse_timing_only(verifier, "verifier")
     run_settings = resolve(settings, overrides)
     device = resolve_device(run_settings.device)
     streams = make_streams(device, CallGuard(run_settings.call_timeout, device=device))

@@ -113,6 +113,15 @@ class SpeculativeDecoder:
         return None if self.draft is None else self.draft.proposal_law(self.sampling)
 
     @property
+    def timing_only(self) -> bool:
+        """True when the verifier is a timing-only stand-in (``specdec.bench.synthetic``): no check takes this decoder."""
+        return bool(getattr(self.verifier, "timing_only", False))
+
+    @property
+    def timing_only_why(self) -> str:
+        return f"its verifier {self.verifier!r} is timing-only"
+
+    @property
     def acceptance_rule(self) -> str | None:
         """The registered scheme the verifier implements (its name), or None when nothing says."""
         if isinstance(self.verifier, str):

@@ -62,6 +62,15 @@ def _array(name: str, values) -> np.ndarray:
         raise TypeError(f"{name} must be a 1-D sequence of numbers, got {type(values).__name__}: {error}") from None
 
 
+def positional_acceptance(alpha, num_draft_tokens) -> list[float]:
+    """(F22's model, position by position) alpha^i for i = 1..K: the chance that the i-th draft is kept when every
+    draft is accepted independently with probability alpha (F25 with alpha_j = alpha)."""
+    alpha, k = as_probability("alpha", alpha), _num_draft_tokens(num_draft_tokens)
+    if k > MAX_SCANNED_DRAFT_TOKENS:
+        raise ValueError(f"num_draft_tokens must be at most {MAX_SCANNED_DRAFT_TOKENS} here, got {k}")
+    return [alpha ** i for i in range(1, k + 1)]
+
+
 def speedup(alpha, num_draft_tokens, cost_ratio) -> float:
     """(F23) S = E[T] / (1 + K c), c = T_draft / T_target (Leviathan et al., Thm 3.8)."""
     alpha, k = as_probability("alpha", alpha), _num_draft_tokens(num_draft_tokens)
@@ -157,6 +166,7 @@ class StepCosts:
 
     target_seconds: dict[int, float]  # K -> one target pass over K + 1 tokens
     draft_seconds_per_token: float
+    per_round: tuple = ()  # the StepCosts of each calibration round, when it kept them (its spread)
 
     @property
     def verify_cost_ratios(self) -> list[float]:

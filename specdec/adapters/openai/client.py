@@ -147,8 +147,8 @@ class _Monotone:
 
     def add(self, counts: dict) -> dict:
         started = counts.pop("started", None)
-        if self.last is not None and (started != self.last.get("started") or any(counts[k] < self.last[k] for k in counts)):
-            self.offset = {k: self.offset.get(k, 0) + self.last[k] for k in counts}
+        if self.last is not None and (started != self.last.get("started") or any(counts[k] < self.last.get(k, 0) for k in counts)):
+            self.offset = {k: self.offset.get(k, 0) + self.last.get(k, 0) for k in set(counts) | set(self.offset)}
         self.last = {**counts, "started": started}
         return {k: v + self.offset.get(k, 0) for k, v in counts.items()}
 

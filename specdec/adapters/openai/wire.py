@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import re
 import socket
 import urllib.error
 import urllib.parse
@@ -30,6 +31,8 @@ COUNTERS = {  # vLLM's names, and llama.cpp's llama-server's (tools/server/serve
     "llamacpp:spec_decode_num_draft_tokens_total": "draft_tokens",
     "llamacpp:spec_decode_num_accepted_tokens_total": "accepted_tokens",
 }
+PER_POSITION = ("vllm:spec_decode_num_accepted_tokens_per_pos_total", "llamacpp:spec_decode_num_accepted_tokens_per_pos_total")
+AT = "accepted_at_"  # "accepted_at_<i>": drafts whose i-th token (1-based) was accepted, from a per-position counter
 BODY_SHOWN = 200  # characters of a failing answer's body in an error message
 _DIRECT = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # loopback servers: never through a proxy
 
@@ -105,6 +108,12 @@ def read_choices(request, body: bytes, status: int, what: str) -> list[list[int]
     return [by_index[i] for i in range(n)]
 
 
+def _label(line: str, name: str) -> str | None:
+    """The value of label ``name`` in a Prometheus sample line (None when absent)."""
+    found = re.search(r'[{,]\s*' + re.escape(name) + r'="([^"]*)"', line)
+    return None if found is None else found.group(1)
+
+
 def get_text(url: str, timeout: float) -> tuple[str | None, str | None]:
     """(the body of ``GET url`` as text, None), or (None, why it could not be read)."""
     try:
@@ -115,9 +124,10 @@ def get_text(url: str, timeout: float) -> tuple[str | None, str | None]:
 
 
 def parse_counters(text: str) -> dict | None:
-    """vLLM's three speculation counters from Prometheus text (summed over label sets), and the server's
-    ``process_start_time_seconds`` as ``"started"`` when it states one (a restart changes it); None when the
-    counters are absent."""
+    """vLLM's (or llama-server's) three speculation counters from Prometheus text (summed over label sets), the
+    per-position accepted counts as ``"accepted_at_<i>"`` (i = 1 for the first draft position) when the server
+    states them, and the server's ``process_start_time_seconds`` as ``"started"`` when it states one (a restart
+    changes it); None when the counters are absent."""
     counts = {key: 0.0 for key in COUNTERS.values()}
     found, started = False, None
     for line in text.splitlines():
@@ -128,6 +138,11 @@ def parse_counters(text: str) -> dict | None:
         if name == "process_start_time_seconds":
             started = _number(line.split()[-1])
         key = COUNTERS.get(name)
+        if name in PER_POSITION:
+            position = _label(line, "position")
+            key = None if position is None or not position.isdigit() else f"{AT}{int(position) + 1}"
+            if key is not None:
+                counts.setdefault(key, 0.0)
         if key is None:
             continue
         value = line.rsplit("}", 1)[-1].split() if "{" in line else line.split()[1:]
