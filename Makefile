@@ -30,7 +30,7 @@ LLAMA_VENV ?= .venv-llama
 LLAMA_PY   := $(LLAMA_VENV)/bin/python
 LLAMA_SPEC ?= llama-cpp-python==0.3.36
 
-.PHONY: check test test-slow bench bench-mix bench-load bench-length bench-vllm bench-llama install peers peers-install peers-slow peers-matrix llama-server clean
+.PHONY: check test test-slow bench bench-mix bench-load bench-length bench-vllm bench-llama install peers peers-install peers-slow peers-matrix llama-server bench-synthetic bench-open-loop prompt-entropy clean
 
 $(VENV)/.installed: pyproject.toml Makefile
 	$(PYTHON) -m venv $(VENV)
@@ -142,6 +142,21 @@ bench-vllm: $(PEERS_VENV)/.installed
 	HF_HUB_OFFLINE=1 $(PEERS_PY) -m specdec bench run specdec.adapters.vllm.server_subjects:ngram $(RUN_LEN) --storage .benchmarks/vllm-length --latest .benchmarks/length/vllm
 bench-llama: $(LLAMA_VENV)/.installed
 	HF_HUB_OFFLINE=1 $(LLAMA_PY) -m specdec bench run specdec.adapters.llama_cpp.lookup_subjects:prompt_lookup $(RUN_MIX) --storage .benchmarks/llama-mix --latest .benchmarks/mix/llama
+
+# Issue 33's grids (options, not part of make bench or .ci/run; run times on this 2-core CPU in docs/bench.md).
+# F23 across the acceptance range: our loop with a synthetic acceptance (timing only), alpha 0..1 x K 2/4/8 x batch 1/8.
+bench-synthetic: $(VENV)/.installed
+	HF_HUB_OFFLINE=1 $(PY) -m scripts.synthetic_sweep
+# Open-loop load: Poisson arrivals at three rates, speculation on and off, TTFT/TPOT/ITL/E2E and goodput (TTFT <= 1 s,
+# TPOT <= 100 ms), for our loop (a queue, batches of up to 4), vLLM's server (n-gram) and llama-server (ngram-simple).
+LOAD_ARGS := --k 4 --duration 40 --warmup 5 --rounds 2 --new-tokens 32 --prompts 12
+bench-open-loop: $(VENV)/.installed $(PEERS_VENV)/.installed $(LLAMA_VENV)/.installed $(LLAMA_SERVER)
+	HF_HUB_OFFLINE=1 $(PY) -m specdec bench load specdec.bench.reference:smollm2_lookup $(LOAD_ARGS) --rate 0.25 0.5 1 --max-batch 4 --storage .benchmarks/open-loop-ours
+	HF_HUB_OFFLINE=1 $(PEERS_PY) -m specdec bench load specdec.adapters.vllm.server_subjects:ngram $(LOAD_ARGS) --rate 0.5 1 2 --storage .benchmarks/open-loop-vllm
+	HF_HUB_OFFLINE=1 $(LLAMA_PY) -m specdec bench load specdec.adapters.llama_cpp.llama_server:lookup $(LOAD_ARGS) --rate 0.5 1 2 --storage .benchmarks/open-loop-llama
+# The prompt set's answer entropies (specdec/workload/entropy_data.py; about 2 minutes).
+prompt-entropy: $(VENV)/.installed
+	HF_HUB_OFFLINE=1 $(PY) -m scripts.prompt_entropy
 
 clean:
 	rm -rf $(VENV) $(PEERS_VENV) $(LLAMA_VENV) .pytest_cache .hypothesis .benchmarks .peers

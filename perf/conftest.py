@@ -132,7 +132,7 @@ def pytest_terminal_summary(terminalreporter, config):
     if not rows:
         return
     from specdec.bench.latest import write_rows, write_table
-    from specdec.bench.tables import choosing_k, format_choosing_k, format_peer_rates, format_table, position_table
+    from specdec.bench.tables import choosing_k, entropy_table, format_choosing_k, format_peer_rates, format_table, position_table
 
     peers = config.stash.get(PEERS_KEY, {})
     for row in rows:
@@ -154,10 +154,11 @@ def pytest_terminal_summary(terminalreporter, config):
     if entries:
         terminalreporter.section("choosing K: the sweep's best fixed K (named when it clears its rounds' noise), F24's K*, the adaptive K")
         terminalreporter.write_line(format_choosing_k(entries))
-    positions = position_table(rows)
-    if positions:
-        terminalreporter.section("acceptance by draft position: measured / F22's alpha^i")
-        terminalreporter.write_line(positions)
+    for title, text in (("acceptance by draft position: measured / F22's alpha^i", position_table(rows)),
+                        ("speedup by the answers' entropy (low / mixed / high: specdec.workload.entropy)", entropy_table(rows))):
+        if text:
+            terminalreporter.section(title)
+            terminalreporter.write_line(text)
     stamp = config.stash[STAMP_KEY]
     write_rows(LATEST, rows, stamp)
     write_table(LATEST, rows, stamp)

@@ -45,7 +45,7 @@ def measure(benchmark, workbench, plan, config, kind):
         assert [len(t) for t in tokens] == [plan.new_tokens] * len(prompts), "both sides must stop at new_tokens"
     if config.temperature == 0:
         assert pending["speculative_tokens"] == pending["tokens"], f"{config.name} on {kind}: greedy outputs differ"
-    row = summarise(config.name, kind, rounds, costs, generated_tokens=len(prompts) * plan.new_tokens)
+    row = summarise(config.name, kind, rounds, costs, generated_tokens=len(prompts) * plan.new_tokens, prompts=len(prompts))
     row.breakdown = breakdown_run(workbench, prompts[0], config, plan, draft_length)  # one extra untimed run
     return row
 

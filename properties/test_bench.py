@@ -424,3 +424,21 @@ def test_plots_render(tmp_path):
     for name in ("k.png", "h.png"):
         assert (tmp_path / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert math.isfinite(rows[0]["efficiency"])
+
+
+def test_rows_of_a_task_kind_carry_their_answers_entropy_bucket():
+    from specdec.bench.tables import entropy_table
+    from specdec.workload.entropy import THRESHOLDS, bucket_of, kind_entropy
+    from specdec.workload.entropy_data import ENTROPY
+    from specdec.workload.prompts import KINDS, PROMPTS
+
+    assert bucket_of(THRESHOLDS[0] - 0.01) == "low" and bucket_of(THRESHOLDS[0]) == "mixed" and bucket_of(THRESHOLDS[1] + 0.01) == "high"
+    with pytest.raises(ValueError, match="mean_entropy"):
+        bucket_of(float("nan"))
+    assert set(ENTROPY) == set(KINDS) and all(len(ENTROPY[k]) == len(PROMPTS[k]) for k in KINDS)  # one value per prompt
+    assert {bucket_of(v) for values in ENTROPY.values() for v in values} == {"low", "mixed", "high"}  # every bucket populated
+    assert kind_entropy("mix", 4) is None and kind_entropy("qa", 1)["bucket"] == bucket_of(ENTROPY["qa"][0])
+    steps = [(4, 4), (4, 1)]
+    rows = [summarise("c", kind, [Round(2.0, 1.0, None, None, steps, [0.2], [0.1])], _costs()).as_dict() for kind in KINDS]
+    text = entropy_table(rows)
+    assert all(r["answer_entropy"]["bucket"] in ("low", "mixed", "high") for r in rows) and "answer entropy" in text

@@ -57,7 +57,7 @@ def test_the_answer_is_read_by_the_contract():
     answers = [{"index": i, "tokens": [i, i]} for i in (2, 0, 1)]
     assert decoder.read_answer(three, json.dumps(answers).encode(), 200, "r") == [[0, 0], [1, 1], [2, 2]]
     for body, why in [(b"not json", "not JSON"), (json.dumps(answers[:2]).encode(), "2 completions for n_cmpl=3"),
-                      (json.dumps({"content": "x"}).encode(), "tokens are missing"),
+                      (json.dumps({"content": "x"}).encode(), "tokens is missing"),
                       (json.dumps([{"index": 0, "tokens": [1]}] * 3).encode(), "index is 0")]:
         with pytest.raises(ServerRequestError, match=why):
             decoder.read_answer(three if body.startswith(b"[") else one, body, 200, "request 1")

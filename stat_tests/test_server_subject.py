@@ -134,7 +134,8 @@ def test_counters_are_summed_over_label_sets_and_absent_counters_are_none():
             'vllm:spec_decode_num_draft_tokens_total{engine="0"} 12.0\n'
             'vllm:spec_decode_num_accepted_tokens_total 5\n'
             'vllm:spec_decode_num_accepted_tokens_per_pos_total{position="0"} 99\n')
-    assert parse_counters(text) == {"drafts": 7, "draft_tokens": 12, "accepted_tokens": 5}
+    # the per-position counter is kept apart (position 0 is the first draft), never added to accepted_tokens
+    assert parse_counters(text) == {"drafts": 7, "draft_tokens": 12, "accepted_tokens": 5, "accepted_at_1": 99}
     assert parse_counters("# nothing\nother_total 3\n") is None
     with FakeServer("no_counters") as server:
         assert client(server).speculation_counts() is None

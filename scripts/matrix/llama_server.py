@@ -6,7 +6,8 @@
 Methods: ``ngram`` (``--spec-type ngram-simple``: 2 tokens matched, K = 4 drafted) and ``draft`` (``draft-simple``: the
 same GGUF drafting for itself, K = 4).  Every server runs SmolLM2's Q4_1 GGUF with 4 slots and one thread; the
 subject's requests ask ``n_cmpl`` = 4 completions each, 4 in flight, so its slots are batched together
-(:mod:`specdec.adapters.llama_cpp.llama_server`).  The settings the server has no field for (minimum length, allowed ids,
+(:mod:`specdec.adapters.llama_cpp.llama_server`).  llama-server drafts no further than the tokens an answer has
+left, so each answer asks K more tokens than the check tests (the drafts then reach the tested positions).  The settings the server has no field for (minimum length, allowed ids,
 stop ids, bad words of two tokens, a Python processor) are REFUSED by the adapter, by name.
 """
 
@@ -24,11 +25,12 @@ ENGINE = "llama.cpp llama-server (0c1e570)"
 METHODS = {"ngram": "ngram-simple K=4", "draft": "draft-simple K=4 (itself)"}
 PROCESSOR = "user logits processor"
 SECONDS_PER_CELL = 70
+K = 4  # drafted tokens at most; llama-server drafts no further than the tokens left, so each answer asks K more than it tests
 
 
 def start(speculation: str | None) -> ServerProcess:
     port = free_port()
-    argv = llama_server_argv(llama_subjects.gguf_path(), port, speculation=speculation, num_draft_tokens=4)
+    argv = llama_server_argv(llama_subjects.gguf_path(), port, speculation=speculation, num_draft_tokens=K)
     runner.OUT.mkdir(parents=True, exist_ok=True)
     return ServerProcess(argv, port=port, ready_path="/health", startup_timeout=300,
                          log_path=runner.OUT / f"llama-server-{speculation or 'plain'}.log").start()
@@ -62,7 +64,7 @@ def main(argv=None) -> int:
                         client(servers["plain"], settings, "llama-server (no draft)"))
 
             return run_cell(ENGINE, METHODS[method], name, chosen, build, check_of(chosen), prompts=[vllm_subjects.PROMPT],
-                            length=length_of(name), max_new_tokens=length_of(name), n=args.n, tv=None, seed=4000 + number,
+                            length=length_of(name), max_new_tokens=length_of(name) + K, n=args.n, tv=None, seed=4000 + number,
                             budget=budget, keep=runner.keeper(ENGINE, method, name), eos_token_id=eos_of(chosen),
                             name=f"{ENGINE}, {METHODS[method]}, {name}")
 

@@ -35,6 +35,7 @@ from .. import metrics
 from ..laws.speedup import (StepCosts, end_to_end_speedup, implied_acceptance, optimal_draft_length, positional_acceptance,
                             predicted_speedup)
 from ..stats.median_interval import median_interval
+from ..workload.entropy import kind_entropy
 from .clock import spread
 
 MIB = 2**20
@@ -100,6 +101,7 @@ class Row:
     predicted_interval: dict | None = None  # {"low", "high", "coverage", "n"}: the prediction over the calibration's rounds
     cost_spread: dict | None = None  # {"rho": ..., "verify": ...}: each a median with its order-statistic interval
     acceptance_by_position: list | None = None  # [{"position", "measured", "predicted"}]: F22's alpha^i beside the measured rate
+    answer_entropy: dict | None = None  # the prompts' answer-entropy bucket (specdec.workload.entropy.kind_entropy)
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -228,13 +230,14 @@ def _latency(rounds: list[Round]) -> dict:
 
 
 def summarise(configuration: str, kind: str, rounds: list[Round], costs: StepCosts | None, *, generated_tokens: int | None = None,
-              subject: dict | None = None, num_draft_tokens: int | None = None) -> Row:
+              subject: dict | None = None, num_draft_tokens: int | None = None, prompts: int = 1) -> Row:
     """The row of ``rounds`` (at least one) of one configuration on one task kind.
 
     ``costs``: the measured costs (None: F23 with ideal ones).  ``generated_tokens``: tokens per side and
     round (the row's tokens per second).  ``subject``: ``specdec bench run``'s fields (``subject``,
     ``batch``, ``prompts``, ``new_tokens``).  ``num_draft_tokens``: the K stated, for the mean K when the
-    decoder neither records its steps nor counts its drafts."""
+    decoder neither records its steps nor counts its drafts.  ``prompts``: prompts of ``kind`` the rounds decoded (the
+    row's answer-entropy bucket; ``subject``'s count wins)."""
     if not rounds:
         raise ValueError("summarise needs at least one round")
     ratios = [r.baseline_seconds / r.speculative_seconds for r in rounds]
@@ -272,5 +275,6 @@ def summarise(configuration: str, kind: str, rounds: list[Round], costs: StepCos
         acceptance_length_spread=quantiles([c["acceptance_length"] for c in per_call]),
         predicted_interval=interval, cost_spread=cost_spread,
         acceptance_by_position=_by_position(steps, pooled, measured, theory["mean_draft_tokens"]),
+        answer_entropy=kind_entropy(kind, (subject or {}).get("prompts") or prompts) if kind else None,
         **(subject or {}),
     )

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from .choose_k import decide_k, format_decision
 
-__all__ = ["acceptance_table", "position_table", "best_k_per_batch", "best_k_table", "choosing_k", "format_choosing_k", "format_peer_rates",
+__all__ = ["acceptance_table", "entropy_table", "position_table", "best_k_per_batch", "best_k_table", "choosing_k", "format_choosing_k", "format_peer_rates",
            "format_table", "length_table", "load_table", "split_configuration", "subject_report", "text_table"]
 
 
@@ -252,6 +252,23 @@ def position_table(rows: list[dict]) -> str:
     return text_table(head, body) if body else ""
 
 
+def entropy_table(rows: list[dict]) -> str:
+    """Per configuration and answer-entropy bucket (low, mixed, high): the median over its rows of their median speedups,
+    and the task kinds behind it (rows without a single bucket are left out)."""
+    import statistics
+
+    groups: dict = {}
+    for r in rows:
+        bucket = (r.get("answer_entropy") or {}).get("bucket")
+        if bucket in ("low", "mixed", "high"):
+            groups.setdefault((r["configuration"], bucket), []).append(r)
+    order = {"low": 0, "mixed": 1, "high": 2}
+    body = [[configuration, bucket, f"{statistics.median(r['speedup']['median'] for r in group):.2f}x", str(len(group)),
+             ", ".join(sorted(r["kind"] for r in group))]
+            for (configuration, bucket), group in sorted(groups.items(), key=lambda item: (item[0][0], order[item[0][1]]))]
+    return text_table(("configuration", "answer entropy", "speedup (median of rows)", "rows", "task kinds"), body) if body else ""
+
+
 def subject_report(rows: list[dict]) -> str:
     """Every table that has rows, each under a one-line title."""
     parts = [format_table(rows),
@@ -262,7 +279,8 @@ def subject_report(rows: list[dict]) -> str:
                          ("under load: one mix of prompts, B prompts per call", load_table(rows)),
                          ("best K per batch: measured, and F24's K* with the verify cost measured at that batch", best_k_table(rows)),
                          ("input length", length_table(rows)),
-                         ("acceptance by draft position (measured / F22's alpha^i)", position_table(rows))):
+                         ("acceptance by draft position (measured / F22's alpha^i)", position_table(rows)),
+                         ("speedup by the answers' entropy (specdec.workload.entropy)", entropy_table(rows))):
         if table:
             parts += ["", title, table]
     return "\n".join(parts)

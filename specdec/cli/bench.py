@@ -1,4 +1,5 @@
 """``specdec bench run`` (any decoder against its autoregressive twin, :mod:`specdec.bench.pairs`),
+``specdec bench load`` (open-loop load at request rates, :mod:`specdec.cli.load`),
 ``specdec bench gate`` (the ratio gate over two stored runs, :mod:`specdec.bench.gate`) and
 ``specdec bench plot`` (the latest run's rows and the stored history, :mod:`specdec.plots`)."""
 
@@ -200,6 +201,9 @@ def add_parser(sub) -> None:
     run.add_argument("--save", default=None, help="save the run under this name (default: autosave under the commit id)")
     run.add_argument("--latest", default=".benchmarks/latest", help="folder for rows.json and table.md (default .benchmarks/latest)")
     run.set_defaults(run=run_command)
+    from . import load
+
+    load.add_parser(bench_sub)
     gate = bench_sub.add_parser("gate", help="fail when a stored run's ratios regressed against a baseline run")
     gate.add_argument("baseline", nargs="?", help="baseline pytest-benchmark JSON (default: the second newest in --storage)")
     gate.add_argument("current", nargs="?", help="current pytest-benchmark JSON (default: the newest in --storage)")

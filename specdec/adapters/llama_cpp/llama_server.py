@@ -22,7 +22,8 @@ sources (``tools/server``, ``common/``) for this adapter:
   tested commit (:data:`TESTED_BUILD`), before its first request.
 
 :class:`LlamaServerDecoder` is :class:`specdec.adapters.openai.client.OpenAICompletionsDecoder` (requests, seeds,
-retries, counters) with this endpoint's body and answer; :func:`llama_server_argv` is the command line.
+retries, counters, a streamed request) with this endpoint's body and answer; :func:`llama_server_argv` is the command
+line; :func:`lookup` is a benchmark subject (``specdec bench run|load specdec.adapters.llama_cpp.llama_server:lookup``).
 """
 
 from __future__ import annotations
@@ -38,10 +39,10 @@ from ...sampling_settings import SamplingSettings
 from ...warpers import SamplingConfig
 from ..openai.client import OpenAICompletionsDecoder
 from ..openai.requests import Request
-from ..openai.wire import _is_int, _shown, get_text
+from ..openai.wire import _shown, decoded_answer, get_text, ids_in_order
 from .llama_server_fields import completion_fields, server_seed
 
-__all__ = ["DEFAULT_BINARY", "SPECULATION", "TESTED_BUILD", "LlamaServerDecoder", "llama_server_argv"]
+__all__ = ["DEFAULT_BINARY", "SPECULATION", "TESTED_BUILD", "LlamaServerDecoder", "llama_server_argv", "lookup"]
 
 TESTED_BUILD = "0c1e570"  # the llama.cpp commit vendored in llama-cpp-python 0.3.36's sdist
 DEFAULT_BINARY = Path(__file__).resolve().parents[3] / ".peers" / "llama-server" / "build" / "bin" / "llama-server"
@@ -102,14 +103,21 @@ class LlamaServerDecoder(OpenAICompletionsDecoder):
         except (ValueError, AttributeError):
             raise ServerRequestError(f"GET {self.base_url}/props: not a JSON object: {_shown(text.encode())}") from None
 
-    def __call__(self, prompts, max_new_tokens: int, seed: int) -> list[list[int]]:
+    def _check_build(self) -> None:
         if self.check_version and self._build is None:
             build = self.build_info()
             if TESTED_BUILD not in build:
                 raise PeerVersionError(f"specdec.adapters.llama_cpp.llama_server was tested on llama-server built from llama.cpp "
                                        f"{TESTED_BUILD} (llama-cpp-python 0.3.36's sdist); this server is {build!r}")
             self._build = build
+
+    def __call__(self, prompts, max_new_tokens: int, seed: int) -> list[list[int]]:
+        self._check_build()
         return super().__call__(prompts, max_new_tokens, seed)
+
+    def stream(self, prompt, max_new_tokens: int, seed: int):
+        self._check_build()
+        yield from super().stream(prompt, max_new_tokens, seed)
 
     def request_fields(self, settings: SamplingSettings, decode) -> dict:
         return completion_fields(settings)  # refuses by name what the endpoint cannot take
@@ -122,29 +130,43 @@ class LlamaServerDecoder(OpenAICompletionsDecoder):
 
     def read_answer(self, request: Request, body: bytes, status: int, what: str) -> list[list[int]]:
         """The ``tokens`` of each of the request's ``n_cmpl`` completions, in order (the k-th seeded with seed + k)."""
-        def bad(why: str) -> ServerRequestError:
-            return ServerRequestError(f"{what}: HTTP {status}, {why}: {_shown(body)}")
-
-        try:
-            answer = json.loads(body)
-        except (ValueError, UnicodeDecodeError) as error:
-            raise bad(f"the body is not JSON ({error})") from None
-        results = answer if isinstance(answer, list) else [answer]
+        answer, bad = decoded_answer(body, status, what)
         n = len(request.rows)
-        if len(results) != n:
-            raise bad(f"{len(results)} completions for n_cmpl={n}")
-        by_index: dict[int, list[int]] = {}
-        for position, result in enumerate(results):
-            if not isinstance(result, dict):
-                raise bad(f"completion {position} is {type(result).__name__}, not an object")
-            index = result.get("index", position) if n > 1 else 0
-            if not _is_int(index) or not 0 <= index < n or index in by_index:
-                raise bad(f"completion {position}'s index is {index!r}: expected each of 0..{n - 1} once")
-            ids = result.get("tokens")
-            if not isinstance(ids, list) or not all(_is_int(t) and t >= 0 for t in ids):
-                raise bad(f"completion {position}'s tokens are missing or not token ids (was return_tokens honoured?)")
-            by_index[index] = [int(t) for t in ids]
-        return [by_index[i] for i in range(n)]
+        return ids_in_order(answer if isinstance(answer, list) else [answer], n, bad, ids_key="tokens", label="completion[{}]",
+                            index_of=lambda item, position: item.get("index", position) if n > 1 else 0,
+                            hint="was return_tokens honoured?", count="{found} completions for n_cmpl={n}")
+
+    def count_streamed(self, event: dict) -> int:
+        """Tokens in one streamed event of ``/completion``: its ``tokens`` (``return_tokens``)."""
+        tokens = event.get("tokens")
+        return len(tokens) if isinstance(tokens, list) else 0
 
     def __repr__(self) -> str:
         return f"LlamaServerDecoder({self.base_url!r}, {self.settings})"
+
+
+_SUBJECTS: dict = {}  # (speculation, K, temperature) -> (ServerProcess, LlamaServerDecoder): one server per configuration
+
+
+def lookup(num_draft_tokens: int = 4, *, temperature: float = 0.0, threads: int = 1, slots: int = 4) -> LlamaServerDecoder:
+    """A benchmark subject (a factory of ``num_draft_tokens``, :mod:`specdec.bench.pairs`): llama-server with
+    ``ngram-simple`` prompt lookup drafting K tokens, or without speculation for K = 0 (the twin), started on first
+    use on SmolLM2's GGUF (the binary of ``make llama-server``); ``close()`` stops it."""
+    from ...decoding.models import GGUF_FILE, _gguf_dir
+    from ..openai.process import ServerProcess, free_port
+
+    k = as_int("num_draft_tokens", num_draft_tokens, minimum=0)
+    key = ("ngram" if k else None, k, float(temperature))
+    if key not in _SUBJECTS or _SUBJECTS[key][0].process is None or _SUBJECTS[key][0].process.poll() is not None:
+        port = free_port()
+        argv = llama_server_argv(_gguf_dir() / GGUF_FILE, port, speculation=key[0], num_draft_tokens=max(k, 1), threads=threads, slots=slots)
+        server = ServerProcess(argv, port=port, ready_path="/health", startup_timeout=300).start().wait_ready()
+        decoder = LlamaServerDecoder(server.base_url, settings=SamplingSettings(temperature=temperature), samples_per_request=1,
+                                     max_in_flight=slots, request_timeout=600, name=f"llama-server-ngram-K{k}" if k else "llama-server")
+        decoder.num_draft_tokens = k
+        decoder.close = server.stop
+        _SUBJECTS[key] = (server, decoder)
+    return _SUBJECTS[key][1]
+
+
+lookup.name = "llama-server-ngram"

@@ -74,6 +74,7 @@ from ...warpers import SamplingConfig
 from .fields import completion_fields
 from .requests import Request, plan_requests, request_seeds
 from .retries import RetryPolicy
+from .stream import stream_events
 from .wire import COUNTERS, TransportError, get_text, parse_counters, post_json, read_choices
 
 __all__ = ["COUNTERS", "OpenAICompletionsDecoder", "ServerRequestError", "parse_counters", "request_seeds"]
@@ -262,6 +263,27 @@ class OpenAICompletionsDecoder:
         answer = self.read_answer(request, body, status, what)
         self.answered.append((request.seed, len(request.rows)))
         return request, answer
+
+    def stream(self, prompt: Sequence[int], max_new_tokens: int, seed: int):
+        """One request for ``prompt`` streamed (:func:`.stream.stream_events`): yields the number of tokens each
+        event brought (:meth:`count_streamed`), as they arrive (the open-loop benchmark's
+        :class:`specdec.bench.open_loop.StreamingDecoder`).  Not retried: a stream that fails is that request's failure."""
+        request = Request(0, tuple(as_int(f"prompt[{j}]", t, minimum=0) for j, t in enumerate(prompt)), (0,), as_seed(seed))
+        what = request.describe(self.url, 1) + " (streamed)"
+        for event in stream_events(self.url, self.payload(request, as_int("max_new_tokens", max_new_tokens, minimum=1)),
+                                   self.request_timeout, what):
+            count = self.count_streamed(event)
+            if count:
+                yield count
+
+    def count_streamed(self, event: dict) -> int:
+        """Tokens in one streamed event of ``/v1/completions``: its choice's ``token_ids`` (asked with ``return_token_ids``),
+        or one for a chunk of text where the server sends no ids."""
+        choices = event.get("choices") or []
+        ids = [c.get("token_ids") for c in choices if isinstance(c, dict)]
+        if any(isinstance(i, list) for i in ids):
+            return sum(len(i) for i in ids if isinstance(i, list))
+        return sum(1 for c in choices if isinstance(c, dict) and c.get("text"))
 
     def speculation_counts(self) -> dict | None:
         """The server's cumulative speculation counters (drafts, draft_tokens, accepted_tokens) from its

@@ -21,7 +21,7 @@ import urllib.request
 from ...errors import ServerRequestError
 from .retries import RETRIED_STATUS, retry_after_seconds
 
-__all__ = ["COUNTERS", "TransportError", "get_text", "parse_counters", "post_json", "read_choices"]
+__all__ = ["COUNTERS", "TransportError", "decoded_answer", "get_text", "ids_in_order", "parse_counters", "post_json", "read_choices"]
 
 COUNTERS = {  # vLLM's names, and llama.cpp's llama-server's (tools/server/server-task.cpp)
     "vllm:spec_decode_num_drafts_total": "drafts",
@@ -76,34 +76,51 @@ def post_json(url: str, payload: dict, timeout: float, what: str) -> tuple[int, 
 
 def read_choices(request, body: bytes, status: int, what: str) -> list[list[int]]:
     """The token ids of each of the request's ``n`` choices, by index; a ServerRequestError for any answer the contract refuses."""
+    answer, bad = decoded_answer(body, status, what)
+    choices = answer.get("choices") if isinstance(answer, dict) else None
+    if not isinstance(choices, list):
+        raise bad("the answer has no 'choices' list")
+
+    def echo(choice: dict, position: int) -> None:
+        echoed = choice.get("prompt_token_ids")
+        if echoed is not None and list(echoed) != list(request.prompt):
+            raise bad(f"choices[{position}].prompt_token_ids {_short(echoed)} is not the prompt sent")
+
+    return ids_in_order(choices, len(request.rows), bad, ids_key="token_ids", label="choices[{}]", index_of=lambda c, _: c.get("index"),
+                        hint="does the server support return_token_ids?", check=echo)
+
+
+def decoded_answer(body: bytes, status: int, what: str):
+    """(the JSON answer, ``bad``: why -> the ServerRequestError naming the request, its status and body)."""
 
     def bad(why: str) -> ServerRequestError:
         return ServerRequestError(f"{what}: HTTP {status}, {why}: {_shown(body)}")
 
     try:
-        answer = json.loads(body)
+        return json.loads(body), bad
     except (ValueError, UnicodeDecodeError) as error:
         raise bad(f"the body is not JSON ({error})") from None
-    choices = answer.get("choices") if isinstance(answer, dict) else None
-    if not isinstance(choices, list):
-        raise bad("the answer has no 'choices' list")
-    n = len(request.rows)
-    if len(choices) != n:
-        raise bad(f"{len(choices)} choices for n={n}")
+
+
+def ids_in_order(items: list, n: int, bad, *, ids_key: str, label: str, index_of, hint: str, count: str = "{found} choices for n={n}",
+                 check=None) -> list[list[int]]:
+    """The ``ids_key`` token ids of ``n`` answer items, ordered by ``index_of(item, position)`` (each of 0..n-1 once);
+    ``bad(why)`` raises for a count, an index or ids the contract refuses; ``check(item, position)`` may refuse more."""
+    if len(items) != n:
+        raise bad(count.format(found=len(items), n=n))
     by_index: dict[int, list[int]] = {}
-    for position, choice in enumerate(choices):
-        if not isinstance(choice, dict):
-            raise bad(f"choices[{position}] is {type(choice).__name__}, not an object")
-        index = choice.get("index")
+    for position, item in enumerate(items):
+        name = label.format(position)
+        if not isinstance(item, dict):
+            raise bad(f"{name} is {type(item).__name__}, not an object")
+        index = index_of(item, position)
         if not _is_int(index) or not 0 <= index < n or index in by_index:
-            raise bad(f"choices[{position}].index is {index!r}: expected each of 0..{n - 1} once")
-        ids = choice.get("token_ids")
+            raise bad(f"{name}.index is {index!r}: expected each of 0..{n - 1} once")
+        ids = item.get(ids_key)
         if not isinstance(ids, list) or not all(_is_int(t) and t >= 0 for t in ids):
-            raise bad(f"choices[{position}].token_ids is missing or not a list of token ids "
-                      f"(got {_short(ids)}; does the server support return_token_ids?)")
-        echoed = choice.get("prompt_token_ids")
-        if echoed is not None and list(echoed) != list(request.prompt):
-            raise bad(f"choices[{position}].prompt_token_ids {_short(echoed)} is not the prompt sent")
+            raise bad(f"{name}.{ids_key} is missing or not a list of token ids (got {_short(ids)}; {hint})")
+        if check is not None:
+            check(item, position)
         by_index[index] = [int(t) for t in ids]
     return [by_index[i] for i in range(n)]
 

@@ -1,0 +1,52 @@
+"""A streamed answer (server-sent events) read event by event: what an open-loop benchmark times (issue 33).
+
+``POST`` with ``"stream": true``: the server answers ``data: {json}`` lines, one event per chunk of tokens, ending with
+``data: [DONE]`` (OpenAI's servers) or an event whose ``"stop"`` is true (llama-server's native ``/completion``).
+:func:`stream_events` yields each event's JSON object as it arrives; a transport failure, an HTTP error or an event
+that is not JSON raises :class:`~specdec.errors.ServerRequestError` naming the request.  Loopback servers are
+never reached through a proxy (:func:`.wire._open`).
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import urllib.error
+import urllib.request
+from typing import Iterator
+
+from ...errors import ServerRequestError
+from .wire import _open, _read_quietly, _shown
+
+__all__ = ["stream_events"]
+
+
+def stream_events(url: str, payload: dict, timeout: float, what: str) -> Iterator[dict]:
+    """The events of one streamed answer to ``payload`` (``"stream": true`` is set here), as they arrive."""
+    body = json.dumps({**payload, "stream": True}).encode()
+    request = urllib.request.Request(url, data=body, method="POST",
+                                     headers={"Content-Type": "application/json", "Accept": "text/event-stream"})
+    try:
+        with _open(request, timeout) as answer:
+            for raw in answer:
+                line = raw.decode("utf-8", "replace").strip()
+                if not line.startswith("data:"):
+                    continue  # blank separators, comments, "event:" lines
+                data = line[5:].strip()
+                if data == "[DONE]":
+                    return
+                try:
+                    event = json.loads(data)
+                except ValueError:
+                    raise ServerRequestError(f"{what}: a streamed event is not JSON: {_shown(data.encode())}") from None
+                if not isinstance(event, dict):
+                    raise ServerRequestError(f"{what}: a streamed event is {type(event).__name__}, not an object")
+                if "error" in event:
+                    raise ServerRequestError(f"{what}: the stream carried an error: {_shown(data.encode())}")
+                yield event
+                if event.get("stop") is True:  # llama-server's last event
+                    return
+    except urllib.error.HTTPError as error:
+        raise ServerRequestError(f"{what}: HTTP {error.code} {error.reason}: {_shown(_read_quietly(error))}") from None
+    except (urllib.error.URLError, OSError, socket.timeout) as error:
+        raise ServerRequestError(f"{what}: {type(error).__name__}: {error}") from None
