@@ -102,7 +102,7 @@ peers-slow: $(PEERS_VENV)/.installed $(LLAMA_VENV)/.installed $(LLAMA_SERVER)
 	HF_HUB_OFFLINE=1 $(LLAMA_PY) -m pytest -m "peers and slow" $(wildcard peers/test_llama_cpp*.py) -p no:randomly --specdec-alpha $(PEERS_ALPHA) -s
 	HF_HUB_OFFLINE=1 $(LLAMA_PY) -m pytest -m peers peers/test_llama_server.py -p no:randomly --specdec-alpha $(PEERS_ALPHA) -s
 
-# The conformance matrix (issue 30, about 3 hours on 2 cores): every engine x speculation method x sampling setting of
+# The conformance matrix (issue 30, about 5-6 hours on 2 cores): every engine x speculation method x sampling setting of
 # scripts/matrix/settings.py, speculation on vs off (check_ab); cells an engine or adapter refuses are listed as
 # REFUSED.  Writes docs/data/matrix/*.json (the cells; reports in .peers/matrix/) and the table in docs/matrix.md.  Not in .ci/run (make peers runs a slice).
 peers-matrix: $(VENV)/.installed $(PEERS_VENV)/.installed $(LLAMA_VENV)/.installed $(LLAMA_SERVER)

@@ -17,7 +17,9 @@ ROOT = Path(__file__).resolve().parents[2]
 SOURCES = ROOT / "docs" / "data" / "matrix"
 DOC = ROOT / "docs" / "matrix.md"
 BEGIN, END = "<!-- matrix:begin -->", "<!-- matrix:end -->"
-FILES = ("vllm-server.json", "vllm-engine.json", "llama-cpp.json", "llama-server.json", "transformers.json")
+FILES = {"vllm-server.json": "vLLM 0.32's OpenAI server", "vllm-engine.json": "vLLM 0.32's in-process engine (vllm.LLM)",
+         "llama-cpp.json": "llama.cpp through llama-cpp-python 0.3.36, in process",
+         "llama-server.json": "llama.cpp's own llama-server (built from llama-cpp-python 0.3.36's sources)", "transformers.json": "transformers"}
 
 
 def section() -> str:
@@ -29,7 +31,7 @@ def section() -> str:
             continue
         header, cells = read_cells(path)
         versions = ", ".join(f"{k} {v}" for k, v in header["versions"].items() if v)
-        parts.append(f"**{header['engine']}** - {runs_line(header, cells)}; {versions}\n\n{markdown_table(cells)}")
+        parts.append(f"**{FILES[name]}** - {runs_line(header, cells)}; {versions}\n\n{markdown_table(cells)}")
     return "\n\n".join(parts)
 
 
