@@ -31,6 +31,7 @@ def arguments(argv=None) -> argparse.Namespace:
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "data" / "synthetic-rows.json")
     parser.add_argument("--plot", type=Path, default=ROOT / "docs" / "img" / "synthetic_sweep.png")
     parser.add_argument("--markdown", action="store_true")
+    parser.add_argument("--redraw", action="store_true", help="draw the plot and print the table from --out, without measuring")
     return parser.parse_args(argv)
 
 
@@ -60,7 +61,8 @@ def plot(rows: list[dict], path: Path, description: str) -> None:
     fig, axes = plt.subplots(1, len(batches), figsize=(5 * len(batches), 3.8), squeeze=False, sharey=True)
     for ax, batch in zip(axes[0], batches):
         for colour, k in zip(plt.rcParams["axes.prop_cycle"].by_key()["color"], sorted({int(r["configuration"].split("-K")[1]) for r in rows})):
-            points = sorted((r["acceptance"], r) for r in rows if r["batch"] == batch and r["configuration"].endswith(f"-K{k}"))
+            points = sorted(((r["acceptance"], r) for r in rows if r["batch"] == batch and r["configuration"].endswith(f"-K{k}")),
+                            key=lambda point: point[0])
             xs = [a for a, _ in points]
             ax.errorbar(xs, [r["speedup"]["median"] for _, r in points],
                         yerr=[[r["speedup"]["median"] - r["speedup"]["min"] for _, r in points],
@@ -79,6 +81,11 @@ def plot(rows: list[dict], path: Path, description: str) -> None:
 
 def main(argv=None) -> int:
     args = arguments(argv)
+    if args.redraw:
+        stored = json.loads(args.out.read_text())
+        plot(stored["rows"], args.plot, f"scripts.synthetic_sweep at {stored['run']['commit']} on {stored['run']['date']}")
+        print(table(stored["rows"], args.markdown))
+        return 0
     import torch
 
     from fixtures.models import smollm2

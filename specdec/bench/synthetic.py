@@ -35,6 +35,7 @@ from .rows import Round, Row, summarise
 __all__ = ["RepeatDraft", "SyntheticAcceptance", "sweep"]
 
 SAMPLING = SamplingConfig(temperature=1.0)
+SEED = 0
 
 
 class SyntheticAcceptance:
@@ -119,9 +120,9 @@ def sweep(target, prompts_by_batch: dict[int, Sequence[Sequence[int]]], *, rates
         for k in ks:
             for rate in rates:
                 measured = []
-                for number in range(rounds):
-                    base, base_ttft, _ = _side(target, prompts, new_tokens, 0, None, number, device)
-                    spec, spec_ttft, steps = _side(target, prompts, new_tokens, k, rate, number, device)
+                for _ in range(rounds):  # one seed for every round: each round repeats the acceptance its steps record
+                    base, base_ttft, _ = _side(target, prompts, new_tokens, 0, None, SEED, device)
+                    spec, spec_ttft, steps = _side(target, prompts, new_tokens, k, rate, SEED, device)
                     measured.append(Round(base, spec, steps=steps, ttft=[spec_ttft], baseline_ttft=[base_ttft]))
                 row = summarise(f"synthetic-a{rate:g}-K{k}", f"B{batch}", measured, costs, generated_tokens=batch * new_tokens,
                                 subject={"subject": "ours (synthetic acceptance)", "batch": batch, "prompts": len(prompts),
