@@ -37,16 +37,31 @@ def arguments(argv=None) -> argparse.Namespace:
 
 def table(rows: list[dict], markdown: bool) -> str:
     from specdec.bench.tables import text_table
+    from specdec.laws import end_to_end_speedup
 
-    head = ("batch", "K", "alpha set", "acceptance measured", "speedup [min-max]", "F23 end to end [interval]", "efficiency", "prefill")
-    body = [[str(r["batch"]), r["configuration"].split("-K")[1], r["configuration"].split("-a")[1].split("-K")[0],
-             f"{r['acceptance']:.3f}", f"{r['speedup']['median']:.2f}x [{r['speedup']['min']:.2f}-{r['speedup']['max']:.2f}]",
-             f"{r['predicted']:.2f}x" + (f" [{r['predicted_interval']['low']:.2f}-{r['predicted_interval']['high']:.2f}]"
-                                         if r.get("predicted_interval") else ""),
-             f"{r['efficiency']:.2f}", f"{r['prefill_share']:.0%}"] for r in rows]
+    head = ("batch", "K", "alpha set", "acceptance measured", "speedup [min-max]", "F23 end to end [interval]", "efficiency",
+            "slowest-row factor (P6)", "efficiency vs F23 x P6", "prefill")
+    body = []
+    for r in rows:
+        factor = slowest_row_factor(r)
+        decode = end_to_end_speedup(r["predicted_decode"] * factor, r["prefill_share"])
+        body.append([str(r["batch"]), r["configuration"].split("-K")[1], r["configuration"].split("-a")[1].split("-K")[0],
+                     f"{r['acceptance']:.3f}", f"{r['speedup']['median']:.2f}x [{r['speedup']['min']:.2f}-{r['speedup']['max']:.2f}]",
+                     f"{r['predicted']:.2f}x" + (f" [{r['predicted_interval']['low']:.2f}-{r['predicted_interval']['high']:.2f}]"
+                                                 if r.get("predicted_interval") else ""),
+                     f"{r['efficiency']:.2f}", f"{factor:.2f}", f"{r['speedup']['median'] / decode:.2f}", f"{r['prefill_share']:.0%}"])
     if not markdown:
         return text_table(head, body)
     return "\n".join(["| " + " | ".join(head) + " |", "|" + "---|" * len(head)] + ["| " + " | ".join(b) + " |" for b in body])
+
+
+def slowest_row_factor(row: dict) -> float:
+    """P6 at the row's measured acceptance, K, new tokens and batch: the share of F23's per-row decoding speedup that a
+    static batch keeps when it runs until its slowest row has its tokens (1 at batch 1)."""
+    from specdec.laws.static_batch import static_batch_factor
+
+    k = int(row["configuration"].split("-K")[1])
+    return static_batch_factor(row["acceptance"], k, row["new_tokens"], row["batch"])
 
 
 def plot(rows: list[dict], path: Path, description: str) -> None:

@@ -2,7 +2,7 @@
 
 token (F1, F3, F4, F6 joint) - transport (F6, F9-F10) - lp (F5, F7, F8 with dual
 certificates) - chain (F26, F27, table sequence laws) - block (F16-F20) -
-multidraft (F11-F15) - speedup (F22-F25) - target (target laws) - sequence (F35) -
+multidraft (F11-F15) - speedup (F22-F25) - static_batch (P5-P6) - target (target laws) - sequence (F35) -
 oracles (per-token laws for check_tokens, P1-P2).
 """
 
@@ -21,6 +21,7 @@ from .speedup import (
     speedup,
     speedup_with_costs,
 )
+from .static_batch import expected_batch_steps, static_batch_factor, steps_law
 from .target import FunctionLaw, ModelLaw, as_target_law
 from .token import acceptance_probability, residual_distribution, token_joint_law, token_output_law
 from .transport import multidraft_optimum, optimal_plan
@@ -58,6 +59,9 @@ __all__ = [
     "speedup_with_costs",
     "predicted_speedup",
     "end_to_end_speedup",
+    "expected_batch_steps",
+    "static_batch_factor",
+    "steps_law",
     "token_joint_law",
     "token_output_law",
     "tokens_per_step_moments",
