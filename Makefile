@@ -59,11 +59,16 @@ $(PEERS_VENV)/.installed: pyproject.toml Makefile
 	$(PEERS_PY) -m pip check || true
 	touch $@
 
+# llama-cpp-python compiles llama.cpp with -march=native.  On x86-64 it is built without AMX: VMs (this one, CI's)
+# report AMX in CPUID without enabling its register state, and ggml's AMX matrix product then dies with SIGSEGV in
+# the first decode (the same as scripts/build_llama_server.sh).  --no-cache-dir: pip's wheel cache ignores CMAKE_ARGS.
+NO_AMX := -mno-amx-tile -mno-amx-int8 -mno-amx-bf16
+LLAMA_CMAKE_ARGS ?= $(if $(filter x86_64 amd64,$(shell uname -m)),-DCMAKE_C_FLAGS='$(NO_AMX)' -DCMAKE_CXX_FLAGS='$(NO_AMX)')
 $(LLAMA_VENV)/.installed: pyproject.toml Makefile
 	$(PYTHON) -m venv $(LLAMA_VENV)
 	$(LLAMA_PY) -m pip install --quiet --upgrade pip
 	@if [ -n "$(TORCH_SPEC)" ]; then $(LLAMA_PY) -m pip install --quiet "$(TORCH_SPEC)"; fi
-	$(LLAMA_PY) -m pip install --quiet "$(LLAMA_SPEC)"
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(LLAMA_PY) -m pip install --quiet --no-cache-dir "$(LLAMA_SPEC)"
 	$(LLAMA_PY) -m pip install --quiet --no-deps -e .
 	$(LLAMA_PY) -m pip install --quiet numpy scipy "pytest>=8" "hypothesis>=6.100" "pytest-benchmark>=4" pyyaml
 	# the bench's prompts (specdec bench run ...llama_cpp_bench:prompt_lookup) need SmolLM2's tokenizer; transformers needs no torch
