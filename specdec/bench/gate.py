@@ -49,11 +49,12 @@ class Finding:
     verdict: str  # "ok", "regression", "improvement", "changed", "dropped", "missing"
     baseline: float | None = None
     current: float | None = None
-    low: float | None = None  # interval on current / baseline
-    high: float | None = None
+    low: float | None = None  # interval on current / baseline, or on baseline / current when lower is better
+    high: float | None = None  # (so that above 1 is always better)
     only_in: str | None = None  # "baseline" or "current", for a missing benchmark or metric
     exact: bool = False  # a seeded metric compared exactly (``extra_info["exact"]``)
     interval_of_baseline: tuple | None = None  # a prediction's: the baseline run's interval (low, high is the current run's)
+    higher_is_better: bool = True
 
     @property
     def judged(self) -> bool:
@@ -74,8 +75,10 @@ class Finding:
         if self.verdict == "dropped":
             return (f"DROPPED     {self.benchmark} {self.metric}: in the baseline run, not in the current one "
                     "(a measurement the current run no longer makes fails the gate)")
+        direction = "" if self.higher_is_better else "; lower is better, so judged on baseline / current"
         return (f"{self.verdict.upper():11s} {self.benchmark} {self.metric}: {self.baseline:.4g} -> {self.current:.4g} "
-                f"(x{self.current / self.baseline:.3f}, interval [{self.low:.3f}, {self.high:.3f}])")
+                f"(x{self.current / self.baseline:.3f}{direction}: {self.baseline / self.current if not self.higher_is_better else self.current / self.baseline:.3f}, "
+                f"interval [{self.low:.3f}, {self.high:.3f}])")
 
 
 def ratio_interval(baseline, current, *, confidence: float = 0.95, resamples: int = 10_000, seed: int = 0) -> tuple[float, float]:
@@ -109,10 +112,12 @@ def compare_runs(baseline: Run, current: Run, *, margin: float = 0.2, confidence
         for metric in sorted(set(old_ratios) & set(new_ratios)):
             before, after = old_ratios[metric]["values"], new_ratios[metric]["values"]
             low, high = ratio_interval(before, after, confidence=confidence, resamples=resamples, seed=seed)
-            if not new_ratios[metric].get("higher_is_better", True):  # judge 1 / ratio so that "up" is always good
+            higher_is_better = bool(new_ratios[metric].get("higher_is_better", True))
+            if not higher_is_better:  # judge 1 / ratio so that "up" is always good
                 low, high = 1 / high, 1 / low
             verdict = "regression" if high < 1 - margin else "improvement" if low > 1 + margin else "ok"
-            findings.append(Finding(name, metric, verdict, float(np.median(before)), float(np.median(after)), low, high))
+            findings.append(Finding(name, metric, verdict, float(np.median(before)), float(np.median(after)), low, high,
+                                    higher_is_better=higher_is_better))
         finding = _prediction(name, old.get("predicted_interval"), new.get("predicted_interval"))
         if finding is not None:
             findings.append(finding)
