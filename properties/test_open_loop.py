@@ -14,7 +14,7 @@ from specdec.adapters.openai.client import OpenAICompletionsDecoder
 from specdec.bench.arrivals import arrival_times
 from specdec.bench.history import load_run
 from specdec.bench.loop_server import LoopServer
-from specdec.bench.open_loop import Objective, RequestTrace, load_summary, open_loop_row, run_open_loop
+from specdec.bench.open_loop import Objective, RequestTrace, load_summary, open_loop_row, run_open_loop, wait_until_ready
 from specdec.bench.stored_run import write_run
 from specdec.decoding import NgramDraft, SpeculativeDecoder
 from specdec.errors import ServerRequestError
@@ -69,6 +69,18 @@ def test_requests_are_sent_at_their_arrivals_and_queueing_counts_in_ttft():
     assert max(t.ttft for t in serial) > 0.3  # one at a time, 0.1 s each, 20 due: the last ones wait in the queue
     with pytest.raises(TypeError, match="must stream"):
         run_open_loop(lambda p, n, s: [], [[1]], rate=1.0, duration=1.0)
+
+
+def test_servers_are_waited_for_before_the_first_window():
+    class Booting(_Sleepy):
+        waited = 0
+
+        def wait_ready(self):
+            self.waited += 1
+
+    booting, plain = Booting(0.01), _Sleepy(0.01)
+    wait_until_ready(booting, plain)
+    assert booting.waited == 1  # a subject without wait_ready is taken as ready
 
 
 def test_a_row_keeps_per_round_ratios_of_the_two_sides():

@@ -130,6 +130,15 @@ def run_open_loop(subject: StreamingDecoder, prompts: Sequence[Sequence[int]], *
     return traces
 
 
+def wait_until_ready(*subjects) -> None:
+    """Call each subject's ``wait_ready()`` where it has one (a server still booting), before any window starts: a
+    request sent to a server that boots is refused, and would count as a failed request of the measured window."""
+    for subject in subjects:
+        ready = getattr(subject, "wait_ready", None)
+        if callable(ready):
+            ready()
+
+
 def _percentiles(values) -> dict | None:
     arr = np.asarray([v for v in values if v is not None], dtype=np.float64)
     if arr.size == 0:

@@ -51,7 +51,7 @@ def table(rows: list[dict]) -> str:
 
 
 def load_command(args) -> int:
-    from ..bench.open_loop import Objective, open_loop_row
+    from ..bench.open_loop import Objective, open_loop_row, wait_until_ready
     from ..bench.pairs import import_object, resolve_subject
     from ..bench.run_plan import mix_prompts
     from ..bench.stored_run import write_run
@@ -79,6 +79,7 @@ def load_command(args) -> int:
             f"about {len(args.rate) * args.rounds * 2 * per_run / 60:.0f} minutes plus the answers' drain", flush=True)
     rows, entries = [], []
     try:
+        wait_until_ready(*sides.values())
         for rate in args.rate:
             row = open_loop_row(sides["speculative"], sides["autoregressive"], prompts, rate=rate, rounds=args.rounds,
                                 duration=args.duration, warmup=args.warmup, max_new_tokens=args.new_tokens, process=args.process,

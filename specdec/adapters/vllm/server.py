@@ -140,6 +140,12 @@ class VLLMServerDecoder(OpenAICompletionsDecoder):
         self.wait_ready()
         return super().__call__(prompts, max_new_tokens, seed)
 
+    def stream(self, prompt, max_new_tokens: int, seed: int):
+        """One streamed request (:meth:`OpenAICompletionsDecoder.stream`), sent once the server answers: a stream
+        opened while it boots would fail with a refused connection."""
+        self.wait_ready()
+        yield from super().stream(prompt, max_new_tokens, seed)
+
     def speculation_counts(self) -> dict | None:
         """vLLM's cumulative speculation counters (None for the server without speculation)."""
         if not self.num_draft_tokens:
