@@ -346,7 +346,7 @@ def test_gate_judges_a_lower_is_better_ratio_on_its_inverse_and_says_so(tmp_path
     worse = load_run(_run(tmp_path, "run2", [1.5, 1.52, 1.48, 1.5, 1.51], direction=False))
     (finding,) = compare_runs(base, worse, margin=0.05, exact=False)
     assert finding.verdict == "regression" and finding.high < 0.95 and not finding.higher_is_better
-    assert "x1.500; lower is better, so judged on baseline / current: 0.667" in finding.line(), finding.line()
+    assert "x1.500; lower is better, so judged on baseline / current: 0.667, interval" in finding.line(), finding.line()
 
 
 def test_gate_compares_predictions_by_their_intervals(tmp_path):

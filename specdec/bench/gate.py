@@ -75,10 +75,10 @@ class Finding:
         if self.verdict == "dropped":
             return (f"DROPPED     {self.benchmark} {self.metric}: in the baseline run, not in the current one "
                     "(a measurement the current run no longer makes fails the gate)")
-        direction = "" if self.higher_is_better else "; lower is better, so judged on baseline / current"
+        change = self.current / self.baseline
+        judged = "" if self.higher_is_better else f"; lower is better, so judged on baseline / current: {1 / change:.3f}"
         return (f"{self.verdict.upper():11s} {self.benchmark} {self.metric}: {self.baseline:.4g} -> {self.current:.4g} "
-                f"(x{self.current / self.baseline:.3f}{direction}: {self.baseline / self.current if not self.higher_is_better else self.current / self.baseline:.3f}, "
-                f"interval [{self.low:.3f}, {self.high:.3f}])")
+                f"(x{change:.3f}{judged}, interval [{self.low:.3f}, {self.high:.3f}])")
 
 
 def ratio_interval(baseline, current, *, confidence: float = 0.95, resamples: int = 10_000, seed: int = 0) -> tuple[float, float]:
