@@ -153,10 +153,12 @@ bench-llama: $(LLAMA_VENV)/.installed
 bench-synthetic: $(VENV)/.installed
 	HF_HUB_OFFLINE=1 $(PY) -m scripts.synthetic_sweep
 # Open-loop load: Poisson arrivals at three rates, speculation on and off, TTFT/TPOT/ITL/E2E and goodput (TTFT <= 1 s,
-# TPOT <= 100 ms), for our loop (a queue, batches of up to 4), vLLM's server (n-gram) and llama-server (ngram-simple).
+# TPOT <= 100 ms), for our loop (a queue, batches of up to 4), vLLM's server (n-gram) and llama-server (ngram-simple);
+# about 47 minutes.  Our loop runs 4 rounds: with 2, its TTFT medians moved 2x between runs (static batches regroup
+# the queue; docs/bench.md).
 LOAD_ARGS := --k 4 --duration 40 --warmup 5 --rounds 2 --new-tokens 32 --prompts 12
 bench-open-loop: $(VENV)/.installed $(PEERS_VENV)/.installed $(LLAMA_VENV)/.installed $(LLAMA_SERVER)
-	HF_HUB_OFFLINE=1 $(PY) -m specdec bench load specdec.bench.reference:smollm2_lookup $(LOAD_ARGS) --rate 0.25 0.5 1 --max-batch 4 --storage .benchmarks/open-loop-ours
+	HF_HUB_OFFLINE=1 $(PY) -m specdec bench load specdec.bench.reference:smollm2_lookup $(LOAD_ARGS) --rounds 4 --rate 0.25 0.5 1 --max-batch 4 --storage .benchmarks/open-loop-ours
 	HF_HUB_OFFLINE=1 $(PEERS_PY) -m specdec bench load specdec.adapters.vllm.server_subjects:ngram $(LOAD_ARGS) --rate 0.5 1 2 --storage .benchmarks/open-loop-vllm
 	HF_HUB_OFFLINE=1 $(LLAMA_PY) -m specdec bench load specdec.adapters.llama_cpp.llama_server:lookup $(LOAD_ARGS) --rate 0.5 1 2 --storage .benchmarks/open-loop-llama
 # The prompt set's answer entropies (specdec/workload/entropy_data.py; about 2 minutes).
