@@ -35,6 +35,12 @@ def arguments(argv=None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
+def point(row: dict) -> tuple[str, int]:
+    """(alpha as set, K) of a sweep row, from its configuration name ``synthetic-a<alpha>-K<K>``."""
+    alpha, k = row["configuration"].removeprefix("synthetic-a").split("-K")
+    return alpha, int(k)
+
+
 def table(rows: list[dict], markdown: bool) -> str:
     from specdec.bench.tables import text_table
     from specdec.laws import end_to_end_speedup
@@ -45,7 +51,8 @@ def table(rows: list[dict], markdown: bool) -> str:
     for r in rows:
         factor = slowest_row_factor(r)
         decode = end_to_end_speedup(r["predicted_decode"] * factor, r["prefill_share"])
-        body.append([str(r["batch"]), r["configuration"].split("-K")[1], r["configuration"].split("-a")[1].split("-K")[0],
+        alpha, k = point(r)
+        body.append([str(r["batch"]), str(k), alpha,
                      f"{r['acceptance']:.3f}", f"{r['speedup']['median']:.2f}x [{r['speedup']['min']:.2f}-{r['speedup']['max']:.2f}]",
                      f"{r['predicted']:.2f}x" + (f" [{r['predicted_interval']['low']:.2f}-{r['predicted_interval']['high']:.2f}]"
                                                  if r.get("predicted_interval") else ""),
@@ -60,8 +67,7 @@ def slowest_row_factor(row: dict) -> float:
     static batch keeps when it runs until its slowest row has its tokens (1 at batch 1)."""
     from specdec.laws.static_batch import static_batch_factor
 
-    k = int(row["configuration"].split("-K")[1])
-    return static_batch_factor(row["acceptance"], k, row["new_tokens"], row["batch"])
+    return static_batch_factor(row["acceptance"], point(row)[1], row["new_tokens"], row["batch"])
 
 
 def plot(rows: list[dict], path: Path, description: str) -> None:
@@ -75,8 +81,8 @@ def plot(rows: list[dict], path: Path, description: str) -> None:
     batches = sorted({r["batch"] for r in rows})
     fig, axes = plt.subplots(1, len(batches), figsize=(5 * len(batches), 3.8), squeeze=False, sharey=True)
     for ax, batch in zip(axes[0], batches):
-        for colour, k in zip(plt.rcParams["axes.prop_cycle"].by_key()["color"], sorted({int(r["configuration"].split("-K")[1]) for r in rows})):
-            points = sorted(((r["acceptance"], r) for r in rows if r["batch"] == batch and r["configuration"].endswith(f"-K{k}")),
+        for colour, k in zip(plt.rcParams["axes.prop_cycle"].by_key()["color"], sorted({point(r)[1] for r in rows})):
+            points = sorted(((r["acceptance"], r) for r in rows if r["batch"] == batch and point(r)[1] == k),
                             key=lambda point: point[0])
             xs = [a for a, _ in points]
             ax.errorbar(xs, [r["speedup"]["median"] for _, r in points],
