@@ -97,6 +97,8 @@ class RunSettings:
             raise TypeError(f"console must be a specdec.conformance.Console or None, got {type(self.console).__name__}")
         if self.checkpoint is not None and not (callable(self.checkpoint) or isinstance(self.checkpoint, (str, os.PathLike))):
             raise TypeError(f"checkpoint must be a path, a callable or None, got {type(self.checkpoint).__name__}")
+        if isinstance(self.checkpoint, (str, os.PathLike)):
+            _writable_file("checkpoint", self.checkpoint)
         if not isinstance(self.early_stop, bool):
             raise TypeError(f"early_stop must be a bool, got {type(self.early_stop).__name__} {self.early_stop!r}")
         if self.resume is not None and not isinstance(self.resume, (str, os.PathLike, dict)):
@@ -119,6 +121,17 @@ class RunSettings:
         if self.time_budget is not None:
             return f"as many samples as fit a time budget of {self.time_budget:g} s (max_n {self.max_n:,})"
         return f"planned to detect TV {self.tv:g} with power {POWER} (max_n {self.max_n:,})"
+
+
+def _writable_file(name: str, path) -> None:
+    """A ValueError unless ``path`` can be written as a file: not a folder, its folder exists (checked when the
+    record is made, not after sampling started)."""
+    path = os.fspath(path)
+    folder = os.path.dirname(os.path.abspath(path))
+    if not path or os.path.isdir(path):
+        raise ValueError(f"{name} must be the path of a file, got the folder {path!r}")
+    if not os.path.isdir(folder):
+        raise ValueError(f"{name}: the folder {folder!r} of {path!r} does not exist")
 
 
 FIELDS = frozenset(f.name for f in fields(RunSettings))

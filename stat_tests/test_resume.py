@@ -22,6 +22,7 @@ class StopsAfter:
     def __init__(self, decoder, calls: int) -> None:
         self.decoder, self.calls, self.made = decoder, calls, 0
         self.num_draft_tokens = getattr(decoder, "num_draft_tokens", None)
+        self.sampling_settings = getattr(decoder, "sampling_settings", None)  # what it samples with: in the checkpoint
 
     def __call__(self, prompts, max_new_tokens, seed):
         self.made += 1

@@ -37,6 +37,7 @@ import numpy as np
 from .._validation import as_int
 from ..laws.sequence import eos_ids
 from ..settings import AB_DEFAULTS, DEFAULT_AB_MAX_N, RunSettings, resolve
+from . import checkpoints
 from .calls import CallGuard, refuse_timing_only
 from .decoder_output import SpeculationWatch, asked_tokens
 from .engine import run, subject_name
@@ -114,8 +115,10 @@ def check_ab(
              + (f" (EOS {sorted(eos)} absorbing: what follows a row's first EOS is ignored)" if eos else ""),
              "the two sides draw with independent seeds; cells are the sequences either side produced"]
     label = run_settings.name or f"{subject_name(subject)} vs {subject_name(reference)}"
+    fields = {"prompts": prompts, "length": length, "eos": sorted(eos), "max_new_tokens": asked, "vocab_size": vocab_size,
+              "subject_settings": checkpoints.party(subject)["settings"], "reference": checkpoints.party(reference)}
     return run(label, "A/B (two samples)", [stream], run_settings, device=_cpu(), notes=notes,
-               watch=SpeculationWatch({"subject": subject, "reference": reference}))
+               watch=SpeculationWatch({"subject": subject, "reference": reference}), law=lambda: fields)
 
 
 def _cpu():

@@ -38,9 +38,10 @@ class Sampled:
         return [{"drawn": d, "next_chunk": c, "tally": t.state()} for d, c, t in zip(self.drawn, self.next_chunk, self.tallies)]
 
     def restore(self, streams: list[dict]) -> None:
+        """Per stream a checked state (:func:`.checkpoints.streams_of`); each tally checks its own counts."""
         for i, saved in enumerate(streams):
-            self.tallies[i].restore(saved["tally"])
-            self.drawn[i], self.next_chunk[i] = int(saved["drawn"]), int(saved["next_chunk"])
+            self.tallies[i].restore(saved["tally"], saved["drawn"])
+            self.drawn[i], self.next_chunk[i] = saved["drawn"], saved["next_chunk"]
 
 
 def replanned(stream, settings: RunSettings) -> bool:

@@ -24,6 +24,7 @@ from .._validation import as_int
 from ..laws.sequence import eos_ids, sequence_law
 from ..laws.target import as_target_law, check_contexts
 from ..settings import RunSettings, resolve
+from . import checkpoints
 from .acceptance_z import acceptance_z_check, f28_applies
 from .calls import CallGuard, refuse_timing_only
 from .decoder_output import SpeculationWatch, asked_tokens
@@ -80,8 +81,10 @@ def check_decoder(decoder, target, prompts: Sequence[Sequence[int]], *, length: 
     described = getattr(decoder, "settings", None)
     if isinstance(described, str):
         notes.append(f"subject: {described}")
+    fields = {"prompts": prompts, "length": length, "eos": sorted(eos), "max_new_tokens": asked,
+              "subject_settings": checkpoints.party(decoder)["settings"]}  # the target enters the exact laws' digest
     return run(run_settings.name or subject_name(decoder), "decoder", streams, run_settings, device=_cpu(), notes=notes,
-               extras=extras, watch=SpeculationWatch({"subject": decoder}, single=True))
+               extras=extras, watch=SpeculationWatch({"subject": decoder}, single=True), law=lambda: fields)
 
 
 def _cpu():

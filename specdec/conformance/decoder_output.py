@@ -4,7 +4,7 @@ Every check of a decoder (:func:`check_decoder`, :func:`check_ab`) and the bench
 rounds read a :class:`specdec.protocols.Decoder` through these functions:
 
 * :func:`read_rows` / :func:`tested_tokens` - a call's answer by the contract: one list of new token
-  ids per prompt row (ints, or a 1-D integer tensor or array), ``max_new_tokens`` of them, in the
+  ids per prompt row (ints, or a 1-D integer tensor or array), ``max_new_tokens`` of them (never more), in the
   target's vocabulary; **after the first EOS, anything** (padding, truncation, any token: ignored,
   E8).  A row of the wrong kind, an id outside the vocabulary or a row cut short with no EOS is a
   ContractError: the subject broke its Protocol, the report's verdict is ERROR naming the call (not a
@@ -44,6 +44,9 @@ def tested_tokens(output, length: int, eos: frozenset, *, asked: int | None = No
         if token < 0 or (vocab is not None and token >= vocab):
             raise ContractError(f"the decoder returned token id {int(token)} at position {position}, outside the vocabulary "
                                 f"[0, {vocab if vocab is not None else 'V'}); a Decoder returns token ids of the target's vocabulary")
+    if asked is not None and len(row) > asked:
+        raise ContractError(f"the decoder returned a row of {len(row)} tokens for max_new_tokens={asked}; a Decoder returns "
+                            "at most max_new_tokens new tokens per row (the prompt echoed, or steps past the end?)")
     if asked is not None and stop is None and len(row) < asked:
         raise ContractError(f"the decoder returned a row of {len(row)} tokens for max_new_tokens={asked}, with no EOS "
                             f"({'EOS ' + str(sorted(eos)) if eos else 'no eos_token_id given to the check'}); a Decoder returns "
@@ -80,11 +83,28 @@ def asked_tokens(decoder, length: int, max_new_tokens) -> int:
 
 
 def speculation_of(decoder) -> dict | None:
-    """The decoder's cumulative speculation counters, or None when it does not count."""
+    """The decoder's cumulative speculation counters, or None when it does not count; a ContractError when
+    ``speculation_counts()`` answers what its Protocol does not allow (not a mapping of non-negative integer
+    counts with drafts, draft_tokens and accepted_tokens)."""
     if not isinstance(decoder, SpeculationCounter):
         return None
-    counts = decoder.speculation_counts()
-    return None if counts is None else dict(counts)
+    return read_counters(decoder.speculation_counts(), "speculation_counts()")
+
+
+def read_counters(counts, what: str) -> dict | None:
+    """``counts`` (None, or a mapping of the COUNTERS and any ``accepted_at_<i>`` to integers >= 0) as a dict of ints."""
+    if counts is None:
+        return None
+    if not hasattr(counts, "keys") or not all(key in counts for key in COUNTERS):
+        raise ContractError(f"{what} returned {type(counts).__name__} {str(counts)[:80]}; a SpeculationCounter returns None "
+                            f"or a mapping with {', '.join(COUNTERS)}")
+    out = {}
+    for key in [*COUNTERS, *(k for k in counts.keys() if isinstance(k, str) and k.startswith("accepted_at_"))]:
+        value = counts[key]
+        if not _is_id(value) or value < 0:
+            raise ContractError(f"{what} returned {key}={value!r}; the counters are integers >= 0")
+        out[key] = int(value)
+    return out
 
 
 def speculation_delta(before: dict | None, after: dict | None) -> dict | None:
@@ -105,21 +125,54 @@ def speculation_note(head: str, spec: dict) -> str:
 
 
 class SpeculationWatch:
-    """Reads the counters of a check's decoders before it samples; :meth:`record` writes the differences
-    into the report (the subject's as ``report.speculation``, every side as a note).  ``prior``: the
-    differences a checkpoint kept from the run this one continues, added to this run's."""
+    """The counters of a check's decoders: :meth:`start` reads them before the check samples, :meth:`snapshot`
+    after every chunk counted, :meth:`record` writes the differences into the report (the subject's as
+    ``report.speculation``, every side as a note).  A counter that raises or breaks its Protocol is the
+    decoder's ERROR (a :class:`~specdec.errors.SubjectError` naming the role and the call).  ``counted``:
+    the differences as of the last chunk counted, what a checkpoint keeps (a chunk cut short is not in them);
+    :meth:`resume` adds those of the run this one continues."""
 
     def __init__(self, decoders: dict, *, single: bool = False) -> None:
         self.decoders = decoders  # role -> decoder; the first role is the subject
         self.single = single  # one decoder: the notes say "the subject's own counters"
-        self.before = {role: speculation_of(d) for role, d in decoders.items()}
+        self.before: dict = {}
         self.prior: dict | None = None
+        self.counted: dict | None = None
 
-    def deltas(self) -> dict:
+    def _read(self, role: str, when: str) -> dict | None:
+        from .calls import CallGuard
+
+        decoder = self.decoders[role]
+        if not isinstance(decoder, SpeculationCounter):
+            return None
+        guard = CallGuard(None, party=role)
+        describe = lambda: f"speculation_counts() {when}"  # noqa: E731
+        counts = guard.call(decoder.speculation_counts, (), describe)
+        return guard.read(lambda: read_counters(counts, "speculation_counts()"), describe)
+
+    def start(self) -> None:
+        self.before = {role: self._read(role, "before the check sampled") for role in self.decoders}
+        self.counted = {role: None if spec is None else dict.fromkeys(COUNTERS, 0) for role, spec in self.before.items()}
+
+    def resume(self, prior) -> None:
+        """The counters a checkpoint kept (role -> counts or None); a ValueError unless they are counters."""
+        if prior is not None and not isinstance(prior, dict):
+            raise ValueError(f"resume: the checkpoint's speculation must be an object, got {type(prior).__name__}")
+        try:
+            self.prior = {role: read_counters(counts, f"resume: the checkpoint's speculation of the {role}")
+                          for role, counts in (prior or {}).items()}
+        except ContractError as error:
+            raise ValueError(str(error)) from None
+        self.counted = self.prior
+
+    def snapshot(self) -> None:
+        self.counted = self.deltas("after a chunk")
+
+    def deltas(self, when: str = "at the end of the check") -> dict:
         """role -> the counts since the check started (prior included; None where the decoder does not count)."""
         out = {}
-        for role, decoder in self.decoders.items():
-            spec = speculation_delta(self.before[role], speculation_of(decoder))
+        for role in self.decoders:
+            spec = speculation_delta(self.before.get(role), self._read(role, when))
             earlier = (self.prior or {}).get(role)
             if spec is not None and earlier:
                 spec = {key: spec[key] + int(earlier.get(key, 0)) for key in COUNTERS}

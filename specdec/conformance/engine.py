@@ -128,9 +128,11 @@ def judge(checks: list[Check], alpha: float, entry=None) -> list[Check]:
 
 
 def run(subject: str, level: str, streams: list[Stream], settings: RunSettings, *, device: torch.device,
-        notes: Sequence[str] = (), extras: Sequence[Extra] = (), watch=None) -> Report:
+        notes: Sequence[str] = (), extras: Sequence[Extra] = (), watch=None, law: Callable[[], dict] | None = None) -> Report:
     """Plan, sample, judge and report (see the module docstring).  ``watch``: the subject's speculation
-    counters (:class:`~specdec.conformance.decoder_output.SpeculationWatch`), kept in checkpoints."""
+    counters (:class:`~specdec.conformance.decoder_output.SpeculationWatch`), kept in checkpoints.  ``law()``:
+    the check's fields of the law it tests, for the checkpoint's fingerprint (called once, before sampling; a
+    law oracle it asks may fail as the subject may: an ERROR report)."""
     started = time.perf_counter()
     rank, world = process_group()
     console = Console() if rank else (settings.console or Console.auto())  # one voice per campaign
@@ -145,21 +147,23 @@ def run(subject: str, level: str, streams: list[Stream], settings: RunSettings, 
     saved = None if settings.resume is None else checkpoints.load(settings.resume, subject)
     try:
         plan = _plan(streams, settings, alpha_check, device, console, started, saved)
+        identity = checkpoints.fingerprint(subject, level, settings, alpha, device, streams, plan, law() if law else None)
+        if watch is not None:
+            watch.start()
     except SubjectError as error:
         sampled.failure = error.failure
         return _finish(report, streams, sampled, started)
     except KeyboardInterrupt:
         sampled.interrupted = True
         return _finish(report, streams, sampled, started)
-    identity = checkpoints.fingerprint(subject, level, settings, alpha, device, streams, plan)
     if saved is not None:
         if world > 1:
             raise ValueError("resume: a campaign across processes continues from its ranks' checkpoints, which it does not keep")
-        checkpoints.compare(saved["fingerprint"], identity)
-        sampled.restore(saved["streams"])
+        checkpoints.compare(saved.get("fingerprint"), identity)
+        sampled.restore(checkpoints.streams_of(saved, streams, plan, [replanned(s, settings) for s in streams]))
         sampled.seconds_before = float(saved["seconds"])
         if watch is not None:
-            watch.prior = saved.get("speculation")
+            watch.resume(saved.get("speculation"))
         report.notes.append(f"resumed from a checkpoint: {sum(sampled.drawn):,} samples drawn in {sampled.seconds_before:.1f} s before")
     report.chunk_size = min(plan.chunks)
     sampled.planned = [None if replanned(s, settings) else n for s, n in zip(streams, plan.expected)]
@@ -179,7 +183,10 @@ def run(subject: str, level: str, streams: list[Stream], settings: RunSettings, 
             report.checks = judge(checks, final, entry)
     report.resume = save(True)
     if watch is not None:
-        watch.record(report)
+        try:
+            watch.record(report)
+        except SubjectError as error:  # counters that break their Protocol at the end: an ERROR, not a traceback
+            sampled.failure = sampled.failure or error.failure
     return _finish(report, streams, sampled, started)
 
 
@@ -206,12 +213,14 @@ def _saver(settings: RunSettings, identity: dict, sampled: Sampled, started: flo
 
     def save(final: bool):
         now = time.perf_counter()
+        if not final and watch is not None:
+            watch.snapshot()  # the counters as of the chunks counted: a chunk cut short by Ctrl-C is not in them
         if not final and (write is None or now - last[0] < checkpoints.EVERY_SECONDS):
             return None
         last[0] = now
         state = {"format": checkpoints.FORMAT, "fingerprint": identity, "streams": sampled.state(),
                  "seconds": sampled.seconds_before + now - started, "complete": final and sampled.failure is None
-                 and not sampled.interrupted, "speculation": None if watch is None else watch.deltas()}
+                 and not sampled.interrupted, "speculation": None if watch is None else watch.counted}
         if write is not None:
             write(state)
         return state

@@ -21,9 +21,10 @@ from __future__ import annotations
 from typing import Sequence
 
 from .._validation import as_int
-from ..laws.sequence import eos_ids
+from ..laws.oracles import check_laws, oracle_terms
 from ..protocols import LawOracle
 from ..settings import RunSettings, resolve
+from . import checkpoints
 from .ab_check import _ab_inputs
 from .calls import CallGuard, refuse_timing_only
 from .decoder_output import SpeculationWatch
@@ -56,21 +57,38 @@ def check_tokens(subject, oracle, prompts: Sequence[Sequence[int]], *, length: i
     refuse_timing_only(subject)
     if not isinstance(oracle, LawOracle):
         raise TypeError(f"oracle must be a specdec.protocols.LawOracle (token_laws, floor, tolerance), got {type(oracle).__name__}")
+    floor, tolerance, stated = oracle_terms(oracle)
+    if vocab_size is not None:
+        vocab_size = as_int("vocab_size", vocab_size, minimum=1)
+        if stated is not None and vocab_size != stated:
+            raise ValueError(f"vocab_size is {vocab_size}, the oracle's vocab_size {stated}: one of them is not this model's")
+    vocab_size = vocab_size if vocab_size is not None else stated
     run_settings = resolve(settings, overrides)
     prompts, length, eos = _ab_inputs(prompts, length, eos_token_id, vocab_size)
     rows_per_call = as_int("rows_per_call", rows_per_call, minimum=1)
     per_call = max(1, rows_per_call // len(prompts))
+    oracle_guard = CallGuard(run_settings.call_timeout, party="law oracle")
     stream = token_stream(subject, oracle, prompts, length=length, eos=eos, vocab=vocab_size, tv=run_settings.tv,
                           max_n=run_settings.max_n, per_call=per_call, guard=CallGuard(run_settings.call_timeout),
-                          oracle_guard=CallGuard(run_settings.call_timeout, party="law oracle"))
+                          oracle_guard=oracle_guard, terms=(floor, tolerance))
     notes = [f"{len(prompts)} prompt(s) interleaved in every call; {length} tokens asked per answer, every one tested "
              "against the oracle's law of it given its prefix" + (f" (an answer ends at EOS {sorted(eos)})" if eos else ""),
-             f"the oracle's floor: a TV of {oracle.floor:g} per token (rounding, which the check does not count: docs/reference.md §10, P2); "
-             f"its laws sum to 1 within {oracle.tolerance:g}",
+             f"the oracle's floor: a TV of {floor:g} per token (rounding, which the check does not count: docs/reference.md §10, P2); "
+             f"its laws sum to 1 within {tolerance:g}",
              f"oracle: {getattr(oracle, 'settings', type(oracle).__name__)}"]
     label = run_settings.name or f"{subject_name(subject)}, per token"
+
+    def law() -> dict:  # the checkpoint's: what the tested law depends on, the oracle's first laws included
+        call = lambda: f"token_laws of the first token of {len(prompts)} prompt(s) (the checkpoint's probe of the oracle)"  # noqa: E731
+        first = oracle_guard.call(oracle.token_laws, (prompts, [[0]] * len(prompts)), call)
+        oracle_guard.read(lambda: check_laws(first, [[0]] * len(prompts), tolerance, "the law oracle", vocab_size), call)
+        return {"prompts": prompts, "length": length, "eos": sorted(eos), "vocab_size": vocab_size,
+                "oracle": {**checkpoints.party(oracle), "floor": floor, "tolerance": tolerance},
+                "subject_settings": checkpoints.party(subject)["settings"],
+                checkpoints.PROBE: checkpoints.probe([answer[0] for answer in first], max(1e-9, 2 * floor, 10 * tolerance))}
+
     return run(label, "per-token (law oracle)", [stream], run_settings, device=_cpu(), notes=notes,
-               watch=SpeculationWatch({"subject": subject}, single=True))
+               watch=SpeculationWatch({"subject": subject}, single=True), law=law)
 
 
 def _cpu():

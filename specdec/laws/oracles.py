@@ -26,7 +26,8 @@ from ..errors import ContractError
 from ..stats.rank_cells import BEYOND, CELLS, OUTSIDE, RANKS
 from .target import as_target_law
 
-__all__ = ["TargetLawOracle", "TokenLaw", "TransformersOracle", "check_laws", "rank_cells", "row_law"]
+__all__ = ["MAX_FLOOR", "MAX_TOLERANCE", "TargetLawOracle", "TokenLaw", "TransformersOracle", "check_laws", "oracle_terms",
+           "rank_cells", "row_law"]
 
 
 @dataclass(frozen=True)
@@ -65,23 +66,69 @@ def row_law(row) -> TokenLaw:
     return TokenLaw(row) if row.size <= FULL_ROWS_UP_TO else TokenLaw.compact(row)
 
 
-def check_laws(laws, continuations, tolerance: float, what: str) -> None:
+MAX_FLOOR = 0.5  # a floor at or above this allows any law: nothing could be tested
+MAX_TOLERANCE = 0.01  # a stated law may sum to 1 within this (rounding of reported log-probabilities); more is a broken law
+
+
+def oracle_terms(oracle) -> tuple[float, float, int | None]:
+    """A law oracle's ``floor``, ``tolerance`` and ``vocab_size`` (None when it states none), checked before any work:
+    a ValueError/TypeError naming the attribute and its value (a floor below 0 or from MAX_FLOOR up, a tolerance
+    beyond MAX_TOLERANCE, NaN, a string: a verdict held to such terms would mean nothing)."""
+    from .._validation import as_float, as_int
+
+    name = type(oracle).__name__
+    floor = as_float(f"oracle.floor ({name})", getattr(oracle, "floor", None), minimum=0.0, maximum=MAX_FLOOR, high_open=True)
+    tolerance = as_float(f"oracle.tolerance ({name})", getattr(oracle, "tolerance", None), minimum=0.0, maximum=MAX_TOLERANCE)
+    vocab = getattr(oracle, "vocab_size", None)
+    return floor, tolerance, None if vocab is None else as_int(f"oracle.vocab_size ({name})", vocab, minimum=1)
+
+
+def check_laws(laws, continuations, tolerance: float, what: str, vocab: int | None = None) -> None:
     """A ContractError naming ``what`` unless ``laws`` has one list of TokenLaws per continuation, one law per
-    position, each finite, non-negative and summing to 1 within ``tolerance``."""
+    position, each a 1-D finite, non-negative row summing to 1 within ``tolerance``: a full row of ``vocab``
+    entries (of one length throughout when ``vocab`` is None), or listed ``ids`` - distinct integers in
+    [0, ``vocab``), one per probability - with a ``rest`` mass in [0, 1]."""
     if not isinstance(laws, (list, tuple)) or len(laws) != len(continuations):
         raise ContractError(f"{what} returned {type(laws).__name__} of {len(laws) if hasattr(laws, '__len__') else '?'} "
                             f"answers for {len(continuations)}; a LawOracle returns one list of laws per answer")
+    width = [vocab]
     for a, (answer, continuation) in enumerate(zip(laws, continuations)):
         if not isinstance(answer, (list, tuple)) or len(answer) != len(continuation):
             raise ContractError(f"{what} returned {len(answer) if hasattr(answer, '__len__') else type(answer).__name__} laws for "
                                 f"answer {a} of {len(continuation)} tokens")
         for t, law in enumerate(answer):
-            probs = np.asarray(getattr(law, "probs", None), dtype=np.float64)
-            total = float(probs.sum()) + float(getattr(law, "rest", 0.0))
-            if not isinstance(law, TokenLaw) or not np.all(np.isfinite(probs)) or (probs < 0).any() or abs(total - 1) > tolerance \
-                    or not 0 <= law.rest <= 1 + tolerance:
-                raise ContractError(f"{what}: answer {a}, position {t}: the law is not finite and non-negative, or sums to "
-                                    f"{total:.12g} (allowed: 1 +- {tolerance:g}); a LawOracle returns TokenLaws")
+            why = _broken(law, tolerance, width)
+            if why:
+                raise ContractError(f"{what}: answer {a}, position {t}: {why}; a LawOracle returns TokenLaws "
+                                    "(docs/reference.md §10)")
+
+
+def _broken(law, tolerance: float, width: list) -> str | None:
+    """Why ``law`` is not a TokenLaw its Protocol allows (None when it is); ``width[0]``: the full rows' length."""
+    if not isinstance(law, TokenLaw):
+        return f"a {type(law).__name__}, not a TokenLaw"
+    try:
+        probs = np.asarray(law.probs, dtype=np.float64)
+        rest = float(law.rest)
+    except (TypeError, ValueError):
+        return "probs or rest are not numbers"
+    if probs.ndim != 1 or not np.all(np.isfinite(probs)) or (probs < 0).any() or not (0 <= rest <= 1 + tolerance):
+        return f"the law is not finite and non-negative, or not 1-D (probs of shape {probs.shape}, rest {rest!r})"
+    total = float(probs.sum()) + rest
+    if abs(total - 1) > tolerance:
+        return f"the law sums to {total:.12g} (allowed: 1 +- {tolerance:g})"
+    if law.ids is None:
+        if width[0] is None:
+            width[0] = probs.size
+        if probs.size != width[0] or rest:
+            return f"a full row of {probs.size} entries (and rest {rest:g}) where the vocabulary has {width[0]}"
+        return None
+    ids = np.asarray(law.ids)
+    if ids.shape != probs.shape or (ids.size and ids.dtype.kind not in "iu"):
+        return f"ids of shape {ids.shape} and dtype {ids.dtype} for probs of shape {probs.shape} (one integer id per probability)"
+    if ids.size and (ids.min() < 0 or (width[0] is not None and ids.max() >= width[0]) or np.unique(ids).size != ids.size):
+        return f"listed ids must be distinct and in [0, {width[0] if width[0] is not None else 'V'}), got {ids.tolist()[:8]}"
+    return None
 
 
 def rank_cells(laws: Sequence[TokenLaw], tokens: Sequence[int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -23,6 +23,7 @@ from ..checks import Check
 from ..decoder_output import read_rows
 from ..engine import ChunkKey, Stream
 from ..seeds import derive_seed
+from ..tallies import saved_sequences
 from .decoder_rows import Independence
 
 SIDES = ("subject", "reference")
@@ -71,11 +72,20 @@ class ABTally:
         return {role: [[[[list(s), k] for s, k in call.items()] for call in calls] for calls in side.calls]
                 for role, side in zip(SIDES, self.sides)}
 
-    def restore(self, state: dict) -> None:
+    def restore(self, state: dict, drawn: int) -> None:
+        """Each side's calls per prompt, whose counts sum to the ``drawn`` samples per side and prompt."""
+        prompts = len(self.sides[0].counts)
         for role, side in zip(SIDES, self.sides):
-            for prompt, calls in enumerate(state[role]):
-                for call in calls:
-                    side.add(prompt, [tuple(s) for s, k in call for _ in range(int(k))])
+            saved = state.get(role)
+            if not isinstance(saved, list) or len(saved) != prompts or not all(isinstance(c, list) for c in saved):
+                raise ValueError(f"resume: the tally's {role} side must be a list of {prompts} prompts' calls")
+            for prompt, calls in enumerate(saved):
+                found = [saved_sequences(call, f"{role}[{prompt}][{c}]") for c, call in enumerate(calls)]
+                if sum(sum(call.values()) for call in found) != drawn:
+                    raise ValueError(f"resume: the {role} side of prompt {prompt} counts {sum(sum(c.values()) for c in found):,} "
+                                     f"samples, not the {drawn:,} drawn (an edited or damaged checkpoint)")
+                for call in found:
+                    side.add(prompt, list(call.elements()))
 
 
 def ab_needed(tally: ABTally, drawn: int, alpha_check: float, *, tv: float, max_n: int, first: int) -> int:

@@ -25,7 +25,7 @@ from ..checks import gof_check
 from ..decoder_output import read_rows
 from ..engine import ChunkKey, Stream
 from ..sampling_plan import CHUNK_ELEMENTS
-from ..tallies import CountTally
+from ..tallies import CountTally, saved_sequences
 
 SEES_SEQUENCE = (
     "the whole decoding loop: warpers on both models (E6; B3, B4, B9), the draft's law (B2, B3), KV-cache rollback "
@@ -86,12 +86,25 @@ class DecoderTally(CountTally):
         state["independence"] = [{k: getattr(x, k) for k in INDEPENDENCE_STATE} for x in self.independence]
         return state
 
-    def restore(self, state: dict) -> None:
-        super().restore(state)
-        self.outside = [Counter({tuple(s): int(k) for s, k in c}) for c in state["outside"]]
-        for diagnostic, saved in zip(self.independence, state["independence"]):
-            for key in INDEPENDENCE_STATE:
-                setattr(diagnostic, key, saved[key])
+    def restore(self, state: dict, drawn: int) -> None:
+        """The counts (:meth:`CountTally.restore`), the outside sequences summing to each prompt's outside cell,
+        and the diagnostic's finite sums; a ValueError names what is not a run's."""
+        super().restore(state, drawn)
+        outside, independence = state.get("outside"), state.get("independence")
+        if not isinstance(outside, list) or len(outside) != len(self.counts) or not isinstance(independence, list) \
+                or len(independence) != len(self.counts):
+            raise ValueError(f"resume: the tally's outside and independence must be lists of {len(self.counts)} entries")
+        self.outside = [saved_sequences(c, f"outside[{i}]") for i, c in enumerate(outside)]
+        for i, (found, counts) in enumerate(zip(self.outside, self.counts)):
+            if sum(found.values()) != int(counts[-1]):
+                raise ValueError(f"resume: outside[{i}] lists {sum(found.values()):,} sequences, its outside cell counts {int(counts[-1]):,}")
+        for i, (diagnostic, saved) in enumerate(zip(self.independence, independence)):
+            values = [saved.get(key) if isinstance(saved, dict) else None for key in INDEPENDENCE_STATE]
+            if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v >= 0 for v in values):
+                raise ValueError(f"resume: independence[{i}] must hold finite non-negative {', '.join(INDEPENDENCE_STATE)}")
+            for key, value in zip(INDEPENDENCE_STATE, values):
+                setattr(diagnostic, key, value)
+
 
 
 def decoder_stream(decoder, prompts: list[list[int]], laws, length: int, vocab: int, eos: frozenset, *,

@@ -19,13 +19,15 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from ...laws.oracles import check_laws, rank_cells
+from ...laws.oracles import MAX_TOLERANCE, check_laws, rank_cells
+from ...errors import ContractError
 from ...protocols import DraftMarker
 from ...stats.rank_cells import CELLS
 from ..calls import CallGuard
 from ..checks import planned_sample_size
 from ..decoder_output import read_rows
 from ..engine import ChunkKey, Stream
+from ..tallies import saved_counts, saved_numbers
 
 PIECES = 4  # a chunk is asked in up to this many calls, each scored by the oracle while the subject answers the next
 MARKS = ("undrafted", "drafted", "unknown")  # was a draft verified at the token's position: no (bonus, no draft), yes, not said
@@ -36,7 +38,8 @@ __all__ = ["MARKS", "TokenTally", "token_stream"]
 class TokenTally:
     """Observed counts and expectations per (position, mark, cell); support violations by (prompt, prefix, token)."""
 
-    def __init__(self, length: int) -> None:
+    def __init__(self, length: int, prompts: int = 1) -> None:
+        self.prompts = prompts  # answers per sample drawn: one per prompt
         self.observed = np.zeros((length, len(MARKS), CELLS), dtype=np.int64)
         self.expected = np.zeros((length, len(MARKS), CELLS), dtype=np.float64)
         self.violations: Counter = Counter()
@@ -55,17 +58,42 @@ class TokenTally:
         return {"observed": self.observed.tolist(), "expected": self.expected.tolist(),
                 "violations": [[p, list(prefix), token, k] for (p, prefix, token), k in self.violations.items()]}
 
-    def restore(self, state: dict) -> None:
-        self.observed = np.asarray(state["observed"], dtype=np.int64)
-        self.expected = np.asarray(state["expected"], dtype=np.float64)
-        self.violations = Counter({(int(p), tuple(prefix), int(token)): int(k) for p, prefix, token, k in state["violations"]})
+    def restore(self, state: dict, drawn: int) -> None:
+        """Counts and expectations of this shape, one first token per answer drawn (``drawn`` x prompts), at most
+        ``length`` tokens per answer, expectations summing to the tokens counted (each law sums to 1)."""
+        observed = saved_counts(state.get("observed"), self.observed.shape, "observed")
+        expected = saved_numbers(state.get("expected"), self.expected.shape, "expected")
+        answers, tokens = drawn * self.prompts, int(observed.sum())
+        if int(observed[0].sum()) != answers or tokens > answers * len(observed) \
+                or abs(float(expected.sum()) - tokens) > MAX_TOLERANCE * tokens + 1e-6:
+            raise ValueError(f"resume: {tokens:,} tokens with {int(observed[0].sum()):,} first tokens and expectations summing to "
+                             f"{float(expected.sum()):,.1f} are not the counts of {answers:,} answers (an edited or damaged checkpoint)")
+        violations = Counter()
+        for item in state.get("violations") if isinstance(state.get("violations"), list) else [None]:
+            if not (isinstance(item, list) and len(item) == 4 and isinstance(item[1], list)
+                    and all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in [item[0], item[2], item[3], *item[1]])):
+                raise ValueError(f"resume: violations must be [prompt, prefix, token, count] entries, got {str(item)[:60]}")
+            violations[(item[0], tuple(item[1]), item[2])] += item[3]
+        self.observed, self.expected, self.violations = observed, expected, violations
 
 
-def _marks(subject, rows: int) -> list[list[bool]] | None:
-    if not isinstance(subject, DraftMarker):
-        return None
-    marks = subject.last_drafted()
-    return marks if isinstance(marks, list) and len(marks) == rows else None
+def read_marks(marks, tested) -> list[list[bool]]:
+    """``last_drafted()``'s answer, read by its Protocol: one list per row of the call, of bools (or 0/1), one per
+    emitted token at least; a ContractError otherwise (a string "no" is not False, and a mark cannot be guessed)."""
+    if not isinstance(marks, (list, tuple)) or len(marks) != len(tested):
+        got = f"{len(marks)} rows" if isinstance(marks, (list, tuple)) else type(marks).__name__
+        raise ContractError(f"last_drafted() returned {got} for a call of {len(tested)} rows; a DraftMarker returns one "
+                            "list of bools per row")
+    out = []
+    for row, (mark, answer) in enumerate(zip(marks, tested)):
+        if hasattr(mark, "tolist") and not isinstance(mark, (list, tuple)):
+            mark = mark.tolist()
+        if not isinstance(mark, (list, tuple)) or len(mark) < len(answer) \
+                or not all(isinstance(m, (bool, np.bool_)) or (isinstance(m, (int, np.integer)) and m in (0, 1)) for m in mark):
+            raise ContractError(f"last_drafted() returned {str(mark)[:60]} for row {row} of {len(answer)} tested tokens; "
+                                "a DraftMarker returns one bool per emitted token")
+        out.append([bool(m) for m in mark])
+    return out
 
 
 def score(rows_prompt: list[int], prompts, tested, laws, marks, length: int):
@@ -76,7 +104,7 @@ def score(rows_prompt: list[int], prompts, tested, laws, marks, length: int):
             flat_laws.append(law)
             tokens.append(token)
             positions.append(t)
-            kinds.append(2 if marks is None else int(bool(marks[row][t])) if t < len(marks[row]) else 2)
+            kinds.append(2 if marks is None else int(marks[row][t]))
             owners.append(row)
     observed = np.zeros((length, len(MARKS), CELLS), dtype=np.int64)
     expected = np.zeros((length, len(MARKS), CELLS), dtype=np.float64)
@@ -93,9 +121,13 @@ def score(rows_prompt: list[int], prompts, tested, laws, marks, length: int):
 
 
 def token_stream(subject, oracle, prompts: list[list[int]], *, length: int, eos: frozenset, vocab: int | None, tv: float | None,
-                 max_n: int, per_call: int, guard: CallGuard, oracle_guard: CallGuard) -> Stream:
-    """Answers of ``length`` tokens to ``prompts``, ``per_call`` per prompt and call, each token scored by ``oracle``."""
+                 max_n: int, per_call: int, guard: CallGuard, oracle_guard: CallGuard, terms: tuple[float, float]) -> Stream:
+    """Answers of ``length`` tokens to ``prompts``, ``per_call`` per prompt and call, each token scored by ``oracle``
+    (``terms``: its checked floor and tolerance)."""
     from ..token_evaluation import evaluate_tokens
+
+    floor, tolerance = terms
+    marked = isinstance(subject, DraftMarker)
 
     def piece(groups: int, seed: int):
         """Ask the subject for ``groups`` answers per prompt; returns what the oracle needs to score them."""
@@ -103,13 +135,17 @@ def token_stream(subject, oracle, prompts: list[list[int]], *, length: int, eos:
         describe = lambda: f"a call of {len(rows):,} rows ({groups:,} per prompt x {len(prompts)}), max_new_tokens={length}, seed={seed}"  # noqa: E731
         outputs = guard.call(subject, (rows, length, seed), describe)
         tested = guard.read(lambda: read_rows(outputs, len(rows), length, eos, asked=length, vocab=vocab), describe)
-        return rows, tested, _marks(subject, len(rows)), seed
+        if not marked:
+            return rows, tested, None, seed
+        marking = lambda: f"last_drafted() after {describe()}"  # noqa: E731
+        marks = guard.call(subject.last_drafted, (), marking)
+        return rows, tested, guard.read(lambda: read_marks(marks, tested), marking), seed
 
     def scored(rows, tested, marks, seed):
         rows_prompt = [i % len(prompts) for i in range(len(rows))]
         oracle_call = lambda: f"token_laws of {len(rows):,} answers of up to {length} tokens (seed {seed})"  # noqa: E731
         laws = oracle_guard.call(oracle.token_laws, (rows, [list(a) for a in tested]), oracle_call)
-        oracle_guard.read(lambda: check_laws(laws, tested, oracle.tolerance, "the law oracle"), oracle_call)
+        oracle_guard.read(lambda: check_laws(laws, tested, tolerance, "the law oracle", vocab), oracle_call)
         return score(rows_prompt, prompts, tested, laws, marks, length)
 
     def draw(m: int, key: ChunkKey):
@@ -128,16 +164,14 @@ def token_stream(subject, oracle, prompts: list[list[int]], *, length: int, eos:
                 violations.update(v)
         return observed, expected, violations
 
-    marked = isinstance(subject, DraftMarker)
-
     def evaluate(tally: TokenTally, alpha):
-        return evaluate_tokens(tally, prompts, alpha, oracle.floor, strata(length), marked)
+        return evaluate_tokens(tally, prompts, alpha, floor, strata(length), marked)
 
     def needed(tally: TokenTally, drawn: int, alpha):
         if drawn == 0 or tally.tokens == 0:
             return min(per_call, max_n)
         pooled = tally.expected.sum((0, 1))
-        tokens = planned_sample_size(pooled / pooled.sum(), max(tv - oracle.floor, tv / 2), alpha,
+        tokens = planned_sample_size(pooled / pooled.sum(), max(tv - floor, tv / 2), alpha,
                                      max_n=max_n * length * len(prompts))
         if tokens <= tally.tokens:
             return drawn
@@ -145,7 +179,7 @@ def token_stream(subject, oracle, prompts: list[list[int]], *, length: int, eos:
         return min(max_n, max(drawn + 1, math.ceil(tokens / (per_answer * len(prompts)))))
 
     checks = 1 + len(strata(length)) + (2 if marked else 0)
-    return Stream(f"per-token, {len(prompts)} prompt(s), {length} tokens each", [], checks, 1, lambda: TokenTally(length), draw,
+    return Stream(f"per-token, {len(prompts)} prompt(s), {length} tokens each", [], checks, 1, lambda: TokenTally(length, len(prompts)), draw,
                   evaluate, needed=needed if tv is not None else None, pilot=False, samples_per_draw=len(prompts), chunk=per_call)
 
 
