@@ -68,6 +68,7 @@ def row_law(row) -> TokenLaw:
 
 MAX_FLOOR = 0.5  # a floor at or above this allows any law: nothing could be tested
 MAX_TOLERANCE = 0.01  # a stated law may sum to 1 within this (rounding of reported log-probabilities); more is a broken law
+ROUNDING = 1e-9  # added to every tolerance: a float64 sum of a row is never exactly 1, and a tolerance of 0 means "exact"
 
 
 def oracle_terms(oracle) -> tuple[float, float, int | None]:
@@ -115,7 +116,7 @@ def _broken(law, tolerance: float, width: list) -> str | None:
     if probs.ndim != 1 or not np.all(np.isfinite(probs)) or (probs < 0).any() or not (0 <= rest <= 1 + tolerance):
         return f"the law is not finite and non-negative, or not 1-D (probs of shape {probs.shape}, rest {rest!r})"
     total = float(probs.sum()) + rest
-    if abs(total - 1) > tolerance:
+    if abs(total - 1) > tolerance + ROUNDING:
         return f"the law sums to {total:.12g} (allowed: 1 +- {tolerance:g})"
     if law.ids is None:
         if width[0] is None:
