@@ -165,3 +165,44 @@ def test_a_resumed_runs_counters_leave_out_the_chunk_cut_short(tmp_path):
     assert resumed.samples == whole.samples and resumed.speculation == whole.speculation, (resumed.speculation, whole.speculation)
     saved = json.loads((tmp_path / "c.json").read_text())
     assert saved["speculation"]["subject"]["drafts"] < stopped.speculation["drafts"]  # the cut chunk's drafts were seen, not kept
+
+
+# ------------------------------------------------------------------ fuzz: any edit of a checkpoint
+
+
+from functools import lru_cache  # noqa: E402
+
+from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E402
+
+
+@lru_cache(maxsize=None)
+def _interrupted() -> str:
+    stopped = sd.check_decoder(StopsAfter(subjects.my_decoder, 3), subjects.tiny_target(), PROMPTS, chunk_size=250, **KW)
+    return json.dumps(stopped.resume)
+
+
+def _paths(node, prefix=()):
+    yield prefix
+    children = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
+    for key, child in children:
+        yield from _paths(child, prefix + (key,))
+
+
+HOSTILE = st.one_of(st.none(), st.booleans(), st.integers(-(10**12), 10**12), st.floats(allow_nan=True, allow_infinity=True),
+                    st.text(max_size=3), st.lists(st.integers(-2, 3), max_size=3), st.just({}), st.just(KeyError))
+
+
+@settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(pick=st.integers(min_value=1), value=HOSTILE)
+def test_fuzz_any_edit_of_a_checkpoint_is_refused_or_continues_a_run(pick, value):
+    """One node of an interrupted run's checkpoint replaced (or deleted): resume refuses it with a ValueError or
+    TypeError, or continues to a report of at most the planned samples - never another exception."""
+    saved = json.loads(_interrupted())
+    paths = [p for p in _paths(saved) if p]
+    edited = _edited(saved, paths[pick % len(paths)], value)
+    try:
+        report = sd.check_decoder(subjects.my_decoder, subjects.tiny_target(), PROMPTS, chunk_size=250, resume=edited, **KW)
+    except (ValueError, TypeError) as error:
+        assert str(error), "a refusal says why"
+        return
+    assert report.verdict in ("PASS", "INCONCLUSIVE", "FAIL") and report.samples <= 2000 * len(PROMPTS), report.format()
