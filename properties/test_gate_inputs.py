@@ -62,14 +62,14 @@ def _no_ratios():
     return data
 
 
-@pytest.mark.parametrize("current, flags, says", [
-    (_no_benchmarks(), [], "holds no benchmark"),
-    (_renamed(), [], "no benchmark in both runs"),
-    (_no_ratios(), ["--no-exact"], "no ratio"),
-    (_no_ratios(), [], "no ratio"),  # the baseline's exact metric has nothing to meet either
+@pytest.mark.parametrize("baseline, current, flags, says", [
+    (run_data(), _no_benchmarks(), [], "holds no benchmark"),
+    (run_data(), _renamed(), [], "no benchmark in both runs"),
+    (_no_ratios(), _no_ratios(), ["--no-exact"], "no ratio"),
+    (_no_ratios(), _no_ratios(), [], "no ratio"),
 ])
-def test_gate_with_nothing_comparable_has_no_verdict(tmp_path, capsys, current, flags, says):
-    base = write(tmp_path, "base.json", run_data())
+def test_gate_with_nothing_comparable_has_no_verdict(tmp_path, capsys, baseline, current, flags, says):
+    base = write(tmp_path, "base.json", baseline)
     cur = write(tmp_path, "cur.json", current)
     code, out, err = gate(capsys, base, cur, *flags)
     assert code == exit_codes.NO_VERDICT, (out, err)
@@ -109,6 +109,32 @@ def test_a_ratio_the_current_run_dropped_fails_the_gate(tmp_path, capsys):
     assert "1 failing" in out
 
 
+@pytest.mark.parametrize("flags, dropped", [([], ["speedup", "acceptance"]), (["--no-exact"], ["speedup"])])
+def test_a_current_run_that_dropped_every_metric_fails_the_gate(tmp_path, capsys, flags, dropped):
+    """Issue 40 item 8: every comparison DROPPED (a load run whose every request failed stores no ratio) is a failing
+    gate, exit 1 saying why - not "nothing to compare" (exit 4), though each line says it fails the gate."""
+    code, out, err = gate(capsys, write(tmp_path, "base.json", run_data()), write(tmp_path, "cur.json", _no_ratios()), *flags)
+    assert code == exit_codes.FAIL, (out, err)
+    assert all(f"DROPPED     {NAME} {metric}" in out for metric in dropped), out
+    assert f"{len(dropped)} failing" in out and "dropped every metric" in out and not err
+
+
+@pytest.mark.parametrize("current, verdict, code", [
+    ([0.0, 0.0, 0.0], "REGRESSION", exit_codes.FAIL),  # goodput fell to 0: a ratio of 0, judged
+    ([1.1, 1.2, 1.0], "OK", exit_codes.OK),
+])
+def test_a_goodput_ratio_that_fell_to_zero_is_judged_a_regression(tmp_path, capsys, current, verdict, code):
+    """Issue 40 item 8: a higher-is-better ratio of 0 is stored and judged (a regression), not a missing ratio; a
+    baseline of 0 judges a current of 0 unchanged and anything above it an improvement."""
+    base = write(tmp_path, "base.json", run_data([1.1, 1.2, 1.0]))
+    done = gate(capsys, base, write(tmp_path, "cur.json", run_data(current)), "--no-exact", "--verbose")
+    assert done[0] == code and f"{verdict:11s} {NAME} speedup" in done[1], done
+    zero = write(tmp_path, "zero.json", run_data([0.0, 0.0, 0.0]))
+    for after, says in ((zero, "OK"), (base, "IMPROVEMENT")):
+        found, out, err = gate(capsys, zero, after, "--no-exact", "--verbose")
+        assert found in (exit_codes.OK,) and f"{says:11s} {NAME} speedup" in out and not err, (out, err)
+
+
 def test_a_regression_still_fails_beside_missing_benchmarks(tmp_path, capsys):
     base_data = run_data()
     extra = copy.deepcopy(base_data["benchmarks"][0])
@@ -120,15 +146,19 @@ def test_a_regression_still_fails_beside_missing_benchmarks(tmp_path, capsys):
     assert "REGRESSION" in out and "MISSING" in out
 
 
-@pytest.mark.parametrize("values, shown", [
-    ([2.0, float("inf"), 2.0], "inf"),
-    ([2.0, float("nan")], "nan"),
-    ([2.0, 0.0], "0.0"),
-    ([-1.0, 2.0], "-1.0"),
+@pytest.mark.parametrize("values, higher, shown", [
+    ([2.0, float("inf"), 2.0], True, "inf"),
+    ([2.0, float("nan")], True, "nan"),
+    ([2.0, 0.0], False, "0.0"),  # 0 is a lower-is-better ratio's impossible value (a higher-is-better one's total loss)
+    ([-1.0, 2.0], True, "-1.0"),
+    ([2.0, -0.5], False, "-0.5"),
 ])
-def test_a_ratio_that_is_not_finite_and_positive_is_refused_by_benchmark_and_metric(tmp_path, capsys, values, shown):
-    base = write(tmp_path, "base.json", run_data())
-    cur = write(tmp_path, "cur.json", run_data(values))  # json.dumps writes Infinity / NaN, json.loads reads them
+def test_a_ratio_that_is_not_finite_and_positive_is_refused_by_benchmark_and_metric(tmp_path, capsys, values, higher, shown):
+    base_data, cur_data = run_data(), run_data(values)
+    for data in (base_data, cur_data):
+        data["benchmarks"][0]["extra_info"]["ratios"]["speedup"]["higher_is_better"] = higher
+    base = write(tmp_path, "base.json", base_data)
+    cur = write(tmp_path, "cur.json", cur_data)  # json.dumps writes Infinity / NaN, json.loads reads them
     code, out, err = gate(capsys, base, cur)
     assert code == exit_codes.NO_VERDICT, (out, err)
     assert "cur.json" in err and NAME in err and "speedup" in err and shown in err

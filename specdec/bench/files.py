@@ -92,14 +92,17 @@ class Checker:
             self.fail(f"{where} must be true or false, got {shown(value)}")
         return value
 
-    def number(self, where: str, value, *, positive: bool = False, optional: bool = False) -> float | None:
-        """A finite real (JSON's NaN and Infinity refused; true / false are not numbers)."""
+    def number(self, where: str, value, *, positive: bool = False, nonnegative: bool = False, optional: bool = False) -> float | None:
+        """A finite real (JSON's NaN and Infinity refused; true / false are not numbers), > 0 when ``positive``,
+        >= 0 when ``nonnegative``."""
         if value is None and optional:
             return None
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
             self.fail(f"{where} must be a finite number, got {shown(value)}")
         if positive and not value > 0:
             self.fail(f"{where} must be positive, got {shown(value)}")
+        if nonnegative and not value >= 0:
+            self.fail(f"{where} must be >= 0, got {shown(value)}")
         return value
 
     def timestamp(self, where: str, value) -> str:

@@ -25,15 +25,19 @@ same counts.  Compare runs from one machine (the gate warns when the machine inf
 A benchmark present in one run only is a ``missing`` finding that says which run holds it; it is
 listed, not judged (a run of a subset of the suite compares on what it ran).  A metric of a benchmark
 present in both runs that the current run no longer holds is ``dropped``: a measurement that stopped
-being made is not a pass, so it fails the gate like a regression; a metric only the current run holds
-is ``missing`` (new), listed.  When nothing is left to judge,
-:func:`nothing_to_judge` says why (an empty run, no shared benchmark, no shared metric): the
-command line exits NO_VERDICT rather than passing on nothing.  The ratios themselves were checked
-finite and positive when the run was loaded (:func:`specdec.bench.history.load_run`).
+being made is not a pass, so it fails the gate like a regression - also when every metric was dropped
+(an open-loop run whose requests all failed stores no ratio: that is a failing gate, not "nothing to
+compare"); a metric only the current run holds is ``missing`` (new), listed.  When nothing is left to
+judge or drop, :func:`nothing_to_judge` says why (an empty run, no shared benchmark, no shared metric):
+the command line exits NO_VERDICT rather than passing on nothing.  The ratios were checked when the run
+was loaded (:func:`specdec.bench.history.load_run`): finite and positive, or 0 for a higher-is-better
+ratio (a goodput that fell to 0 is judged: a regression from any positive baseline; 0 -> 0 is
+unchanged, 0 -> anything above it an improvement).
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -58,8 +62,7 @@ class Finding:
 
     @property
     def judged(self) -> bool:
-        """A comparison ran (a dropped metric compares nothing: it fails the gate only beside a comparison that ran,
-        otherwise there is nothing to judge)."""
+        """A comparison ran (a dropped metric compares nothing, and fails the gate all the same)."""
         return self.verdict not in ("missing", "dropped")
 
     def line(self) -> str:
@@ -75,24 +78,44 @@ class Finding:
         if self.verdict == "dropped":
             return (f"DROPPED     {self.benchmark} {self.metric}: in the baseline run, not in the current one "
                     "(a measurement the current run no longer makes fails the gate)")
-        change = self.current / self.baseline
-        judged = "" if self.higher_is_better else f"; lower is better, so judged on baseline / current: {1 / change:.3f}"
+        change = _quotient(self.current, self.baseline)
+        judged = "" if self.higher_is_better else f"; lower is better, so judged on baseline / current: {_inverse(change):.3f}"
         return (f"{self.verdict.upper():11s} {self.benchmark} {self.metric}: {self.baseline:.4g} -> {self.current:.4g} "
                 f"(x{change:.3f}{judged}, interval [{self.low:.3f}, {self.high:.3f}])")
 
 
-def ratio_interval(baseline, current, *, confidence: float = 0.95, resamples: int = 10_000, seed: int = 0) -> tuple[float, float]:
-    """Percentile bootstrap interval for median(current) / median(baseline), rounds resampled within each run."""
+def _quotient(numerator: float, denominator: float) -> float:
+    """numerator / denominator of two ratios >= 0: 0 / 0 (and inf / inf) is 1 (unchanged), x / 0 is inf."""
+    if numerator == denominator:
+        return 1.0
+    return math.inf if denominator == 0 else numerator / denominator
+
+
+def _inverse(value: float) -> float:
+    return math.inf if value == 0 else 1.0 / value
+
+
+def ratio_interval(baseline, current, *, confidence: float = 0.95, resamples: int = 10_000, seed: int = 0,
+                   zero: bool = False) -> tuple[float, float]:
+    """Percentile bootstrap interval for median(current) / median(baseline), rounds resampled within each run.
+    ``zero=True`` lets ratios of 0 through (a higher-is-better ratio that fell to 0): a quotient 0 / 0 is 1, x / 0
+    is inf (an interval bound beyond float range is inf too)."""
     base = np.asarray(baseline, dtype=np.float64)
     cur = np.asarray(current, dtype=np.float64)
-    if base.size == 0 or cur.size == 0 or not (np.all(np.isfinite(base) & (base > 0)) and np.all(np.isfinite(cur) & (cur > 0))):
-        raise ValueError(f"ratios must be finite, positive and non-empty, got baseline {base.tolist()} and current {cur.tolist()}")
+    least = (lambda a: a >= 0) if zero else (lambda a: a > 0)
+    if base.size == 0 or cur.size == 0 or not (np.all(np.isfinite(base) & least(base)) and np.all(np.isfinite(cur) & least(cur))):
+        raise ValueError(f"ratios must be finite, {'non-negative' if zero else 'positive'} and non-empty, got baseline "
+                         f"{base.tolist()} and current {cur.tolist()}")
     rng = np.random.default_rng(seed)
-    base_medians = np.median(base[rng.integers(0, base.size, (resamples, base.size))], axis=1)
-    cur_medians = np.median(cur[rng.integers(0, cur.size, (resamples, cur.size))], axis=1)
+    top = np.finfo(np.float64).max
+    with np.errstate(all="ignore"):  # medians of ratios near float's range, x / 0: handled below
+        base_medians = np.median(base[rng.integers(0, base.size, (resamples, base.size))], axis=1)
+        cur_medians = np.median(cur[rng.integers(0, cur.size, (resamples, cur.size))], axis=1)
+        quotient = cur_medians / base_medians
+    quotient[cur_medians == base_medians] = 1.0  # 0 / 0 and inf / inf: unchanged
     tail = (1 - confidence) / 2
-    low, high = np.quantile(cur_medians / base_medians, [tail, 1 - tail])
-    return float(low), float(high)
+    low, high = np.quantile(np.minimum(quotient, top), [tail, 1 - tail])
+    return tuple(math.inf if bound >= top else float(bound) for bound in (low, high))
 
 
 def compare_runs(baseline: Run, current: Run, *, margin: float = 0.2, confidence: float = 0.95,
@@ -111,13 +134,14 @@ def compare_runs(baseline: Run, current: Run, *, margin: float = 0.2, confidence
         findings += _missing(name, old_ratios, new_ratios)
         for metric in sorted(set(old_ratios) & set(new_ratios)):
             before, after = old_ratios[metric]["values"], new_ratios[metric]["values"]
-            low, high = ratio_interval(before, after, confidence=confidence, resamples=resamples, seed=seed)
             higher_is_better = bool(new_ratios[metric].get("higher_is_better", True))
+            low, high = ratio_interval(before, after, confidence=confidence, resamples=resamples, seed=seed, zero=higher_is_better)
             if not higher_is_better:  # judge 1 / ratio so that "up" is always good
-                low, high = 1 / high, 1 / low
+                low, high = _inverse(high), _inverse(low)
             verdict = "regression" if high < 1 - margin else "improvement" if low > 1 + margin else "ok"
-            findings.append(Finding(name, metric, verdict, float(np.median(before)), float(np.median(after)), low, high,
-                                    higher_is_better=higher_is_better))
+            with np.errstate(over="ignore"):  # the median of two ratios near float's range is inf
+                medians = float(np.median(before)), float(np.median(after))
+            findings.append(Finding(name, metric, verdict, *medians, low, high, higher_is_better=higher_is_better))
         finding = _prediction(name, old.get("predicted_interval"), new.get("predicted_interval"))
         if finding is not None:
             findings.append(finding)
@@ -147,8 +171,9 @@ def _missing(name: str, old: dict, new: dict) -> list[Finding]:
 
 
 def nothing_to_judge(baseline: Run, current: Run, findings: list[Finding], *, exact: bool = True) -> str | None:
-    """Why ``findings`` (from :func:`compare_runs`) judge nothing, or None when at least one comparison ran."""
-    if any(f.judged for f in findings):
+    """Why ``findings`` (from :func:`compare_runs`) judge nothing, or None when at least one comparison ran or one
+    metric was dropped (a dropped metric fails the gate, alone too)."""
+    if any(f.judged or f.verdict == "dropped" for f in findings):
         return None
     for side, run in (("baseline", baseline), ("current", current)):
         if not run.benchmarks:

@@ -6,9 +6,10 @@ benchmark, pytest-benchmark's timing stats and our ``extra_info`` (rows, per-rou
 exact metrics).
 
 :func:`load_run` checks every part the gate and the plots read - the benchmarks' names, the
-ratios (finite and positive, with a direction), the exact metrics, the machine and commit info,
-the date - and refuses anything else in one line naming the file
-(:class:`~specdec.bench.files.BenchFileError`); other ``extra_info`` entries are kept unread.
+ratios (finite and positive, with a direction; 0 too where higher is better: a goodput that fell
+to 0), the exact metrics, the machine and commit info, the date - and refuses anything else in one
+line naming the file (:class:`~specdec.bench.files.BenchFileError`); other ``extra_info`` entries
+are kept unread.
 """
 
 from __future__ import annotations
@@ -64,9 +65,9 @@ def _extra_info(check: Checker, name: str, info) -> dict:
         where = f"{name}: extra_info['ratios'][{metric!r}]"
         spec = check.mapping(where, spec)
         values = check.sequence(f"{where}['values']", check.entry(where, spec, "values"), nonempty=True)
-        for value in values:
-            check.number(f"{where}['values']", value, positive=True)
-        check.flag(f"{where}['higher_is_better']", spec.get("higher_is_better", True))
+        higher = check.flag(f"{where}['higher_is_better']", spec.get("higher_is_better", True))
+        for value in values:  # 0: a higher-is-better ratio that fell to 0 (goodput), judged; a lower-is-better one cannot
+            check.number(f"{where}['values']" + ("" if higher else " (lower is better)"), value, positive=not higher, nonnegative=higher)
     exact = check.mapping(f"{name}: extra_info['exact']", info.get("exact"), optional=True)
     for metric, value in exact.items():
         check.number(f"{name}: extra_info['exact'][{metric!r}]", value, optional=True)
