@@ -140,3 +140,52 @@ def test_a_stored_open_loop_run_is_read_by_the_gate(tmp_path):
     run = load_run(path)
     assert run.commit == "abc" and run.benchmarks["open-loop::ours::K4::rate=1"]["extra_info"]["ratios"]["goodput"]["values"] == [1.2, 1.1]
     assert write_run(tmp_path, [], commit="abc").name.startswith("0002_")
+
+
+# ---------------------------------------------------------------- failures that must not pass as measurements (issue 40)
+
+
+class _Silent:
+    """Streams nothing: an answer "completed" with no token (what a server that ignored "stream" looked like)."""
+
+    def stream(self, prompt, max_new_tokens, seed):
+        return iter(())
+
+
+def test_a_stream_that_brings_no_token_is_a_protocol_break_not_a_completed_request():
+    traces = run_open_loop(_Silent(), [[1, 2]], rate=20.0, duration=0.3, warmup=0.0, max_new_tokens=3, seed=1)
+    assert traces and all(t.broken and t.end is None for t in traces)
+    assert all("_Silent.stream" in t.error and "no token" in t.error and "max_new_tokens=3" in t.error for t in traces)
+    summary = load_summary(traces, 0.3)
+    assert summary["completed"] == 0 and summary["protocol_breaks"] == len(traces) and "no token" in summary["first_protocol_break"]
+
+
+def test_a_server_that_ignores_stream_is_a_protocol_break_naming_the_request():
+    from fixtures.fake_server import FakeServer
+    from specdec.errors import ContractError
+
+    with FakeServer() as server:  # one JSON body, whatever "stream" says
+        client = OpenAICompletionsDecoder(server.base_url, "fake-markov", metrics_url=False)
+        with pytest.raises(ContractError, match="no streamed event") as caught:
+            list(client.stream([1, 2], 3, 0))
+    assert f"{server.base_url}/v1/completions" in str(caught.value) and "stream" in str(caught.value)
+
+
+def test_a_goodput_that_falls_to_zero_keeps_its_ratio_of_zero():
+    """No speculative request meets the objective, every autoregressive one does: the goodput ratio is 0 (judged a
+    regression by the gate), not a missing ratio (which the gate could only call DROPPED)."""
+    row = open_loop_row(_Sleepy(0.15), _Sleepy(0.001), [[1]], rate=10.0, rounds=2, duration=0.4, warmup=0.0, max_new_tokens=2,
+                        objective=Objective(ttft=0.1, tpot=1.0), progress=lambda line: None)
+    assert row["speculative"]["goodput"] == 0 and row["autoregressive"]["goodput"] > 0
+    assert row["ratios"]["goodput"] == {"values": [0.0, 0.0], "higher_is_better": True}
+
+
+def test_an_absurd_rate_is_refused_before_any_arrival_is_drawn():
+    from specdec.bench.arrivals import MAX_ARRIVALS
+
+    started = time.perf_counter()
+    for rate, duration in ((1e12, 70.0), (1e300, 1e300), (MAX_ARRIVALS / 10 + 1, 10.0)):
+        with pytest.raises(ValueError, match="arrivals"):
+            arrival_times(rate, duration)
+    assert time.perf_counter() - started < 1.0
+    assert len(arrival_times(MAX_ARRIVALS / 100, 10.0, seed=0)) < MAX_ARRIVALS

@@ -16,9 +16,16 @@ then the measured window), each on its own thread at its arrival time, and keeps
 * **goodput**: requests per second of the measured window that completed within the :class:`Objective` (TTFT and
   TPOT both at most its bounds); throughput: completed requests and tokens per second of that window.
 
+A request that raised is failed (its error kept, the first one in the summary).  A stream that ends without a token,
+or yields what is not a count of tokens, broke the :class:`StreamingDecoder` Protocol (a server that ignored
+``"stream": true`` answers in one body, with no event to time): a :class:`~specdec.errors.ContractError` naming the
+subject and the call, counted apart (``protocol_breaks``) - never a completed request of 0 tokens.
+
 :func:`open_loop_row` runs speculation on and off at the same rate in alternating rounds (off first, the same arrival
 schedule and seeds on both sides in a round, a new schedule each round) and keeps per-round ratios, so that machine
-drift hits both sides of a ratio alike, as in every other row (the gate reads them).
+drift hits both sides of a ratio alike, as in every other row (the gate reads them).  A goodput of 0 on the
+speculative side beside a positive one on the other is a ratio of 0 (a regression the gate judges); a ratio whose
+denominator is 0 (or a latency of 0) is not a number, and the metric is left out of the row.
 """
 
 from __future__ import annotations
@@ -33,6 +40,7 @@ import numpy as np
 
 from .._validation import as_float, as_int, as_seed
 from ..adapters._common import request_seeds
+from ..errors import ContractError
 from .arrivals import arrival_times
 
 __all__ = ["Objective", "RequestTrace", "StreamingDecoder", "load_summary", "open_loop_row", "run_open_loop"]
@@ -68,6 +76,7 @@ class RequestTrace:
     events: list[tuple[float, int]] = field(default_factory=list)
     end: float | None = None
     error: str | None = None
+    broken: bool = False  # the error is a Protocol break (ContractError), not a failure of the request
 
     @property
     def tokens(self) -> int:
@@ -110,12 +119,17 @@ def run_open_loop(subject: StreamingDecoder, prompts: Sequence[Sequence[int]], *
 
     def one(trace: RequestTrace) -> None:
         trace.sent = time.monotonic() - start
+        prompt, seed = list(prompts[trace.number % len(prompts)]), seeds[trace.number] % 2**62
+        call = f"{type(subject).__name__}.stream(prompt of {len(prompt)} tokens, max_new_tokens={max_new_tokens}, seed={seed})"
         try:
-            for count in subject.stream(list(prompts[trace.number % len(prompts)]), max_new_tokens, seeds[trace.number] % 2**62):
-                trace.events.append((time.monotonic() - start, int(count)))
+            for count in subject.stream(prompt, max_new_tokens, seed):
+                trace.events.append((time.monotonic() - start, _count(call, count)))
+            if not trace.tokens:
+                raise ContractError(f"{call} ended with no token: a stream yields each event's tokens as they arrive (a server "
+                                    "that ignored \"stream\": true answers in one body, with no event to time)")
             trace.end = time.monotonic() - start
         except Exception as error:  # noqa: BLE001 - a failed request is counted and named, not raised
-            trace.error = f"{type(error).__name__}: {error}"[:300]
+            trace.error, trace.broken = f"{type(error).__name__}: {error}"[:400], isinstance(error, ContractError)
 
     with ThreadPoolExecutor(max_workers=max(1, min(len(traces), 256)), thread_name_prefix="specdec-load") as pool:
         futures = []
@@ -128,6 +142,15 @@ def run_open_loop(subject: StreamingDecoder, prompts: Sequence[Sequence[int]], *
         for future in futures:
             future.result(timeout=max(0.0, deadline - time.monotonic()) or None)
     return traces
+
+
+def _count(call: str, count) -> int:
+    """One event's count of tokens: an integer >= 0, else the stream broke its Protocol."""
+    try:
+        return as_int("count", count, minimum=0)
+    except (TypeError, ValueError):
+        raise ContractError(f"{call} yielded {type(count).__name__} {count!r}; a stream yields each event's number of tokens "
+                            "(an integer >= 0)") from None
 
 
 def wait_until_ready(*subjects) -> None:
@@ -152,16 +175,22 @@ def load_summary(traces: list[RequestTrace], duration: float, objective: Objecti
     counted = [t for t in traces if not t.warmup]
     done = [t for t in counted if t.error is None and t.end is not None]
     good = [t for t in done if t.ttft is not None and t.ttft <= objective.ttft and (t.tpot is None or t.tpot <= objective.tpot)]
+    broken = [t for t in traces if t.broken]  # warm-up requests too: a subject that breaks its Protocol is broken
     return {"requests": len(counted), "completed": len(done), "failed": len(counted) - len(done),
             "first_error": next((t.error for t in counted if t.error), None),
+            "protocol_breaks": len(broken), "first_protocol_break": broken[0].error if broken else None,
             "ttft": _percentiles(t.ttft for t in done), "tpot": _percentiles(t.tpot for t in done),
             "itl": _percentiles(g for t in done for g in t.itl), "e2e": _percentiles(t.e2e for t in done),
             "request_throughput": len(done) / duration, "token_throughput": sum(t.tokens for t in done) / duration,
             "goodput": len(good) / duration, "objective": asdict(objective)}
 
 
-def _ratio(numerator, denominator) -> float | None:
-    return None if not numerator or not denominator else float(numerator) / float(denominator)
+def _ratio(numerator, denominator, higher_is_better: bool) -> float | None:
+    """speculative / autoregressive; 0 only for a higher-is-better metric (goodput that fell to 0), None when there is no
+    number (a side without the metric, a denominator of 0)."""
+    if numerator is None or not denominator or (not numerator and not higher_is_better):
+        return None
+    return float(numerator) / float(denominator)
 
 
 def open_loop_row(speculative: StreamingDecoder, autoregressive: StreamingDecoder, prompts, *, rate: float, rounds: int = 3,
@@ -186,7 +215,7 @@ def open_loop_row(speculative: StreamingDecoder, autoregressive: StreamingDecode
     ratios = {}
     for metric, pick, higher in (("e2e_p50", lambda s: (s["e2e"] or {}).get("p50"), False), ("tpot_p50", lambda s: (s["tpot"] or {}).get("p50"), False),
                                  ("ttft_p50", lambda s: (s["ttft"] or {}).get("p50"), False), ("goodput", lambda s: s["goodput"], True)):
-        values = [_ratio(pick(r["speculative"]), pick(r["autoregressive"])) for r in per_round]
+        values = [_ratio(pick(r["speculative"]), pick(r["autoregressive"]), higher) for r in per_round]
         if values and all(v is not None for v in values):  # speculative / autoregressive per round
             ratios[metric] = {"values": values, "higher_is_better": higher}
     pooled = {side: load_summary(traces, duration * rounds, objective) for side, traces in sides.items()}

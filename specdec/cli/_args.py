@@ -40,9 +40,45 @@ def writable(name: str, path: str | None) -> None:
         raise UsageError(f"{name} {path!r} is not writable")
 
 
-def folder(name: str, path: str) -> None:
+def folder(name: str, path: str | None) -> None:
+    """``path`` (when given) is an existing folder, e.g. ``--tokenizer``."""
+    if path is None:
+        return
+    if os.path.exists(path) and not os.path.isdir(path):
+        raise UsageError(f"{name} {path} is a file; give a folder")
     if not os.path.isdir(path):
         raise UsageError(f"{name} {path}: the folder does not exist")
+
+
+def output_folder(name: str, path: str) -> None:
+    """A folder the command writes into, made when missing: not a file, nor under one, and writable where it starts."""
+    if not isinstance(path, str) or not path:
+        raise UsageError(f"{name} must be a folder path, got {path!r}")
+    if os.path.exists(path) and not os.path.isdir(path):
+        raise UsageError(f"{name} {path} is a file; give a folder")
+    existing = os.path.abspath(path)
+    while not os.path.exists(existing):
+        existing = os.path.dirname(existing)
+    if not os.path.isdir(existing):
+        raise UsageError(f"{name} {path}: {existing} is a file, so the folder cannot be made")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise UsageError(f"{name} {path}: the folder {existing} is not writable")
+
+
+def checked(name: str, read, value, **bounds):
+    """``read(name, value, **bounds)`` - a reader of :mod:`specdec._validation` (as_int, as_float) - with its refusal
+    a UsageError naming the option as it was typed."""
+    try:
+        return read(name, value, **bounds)
+    except (TypeError, ValueError) as error:
+        raise UsageError(str(error)) from None
+
+
+def each(name: str, read, values, **bounds) -> list:
+    """:func:`checked` for every value of a list option (at least one)."""
+    if not isinstance(values, list) or not values:
+        raise UsageError(f"{name} needs at least one value, got {values!r}")
+    return [checked(name, read, value, **bounds) for value in values]
 
 
 def device(text: str | None):

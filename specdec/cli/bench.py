@@ -6,13 +6,12 @@
 from __future__ import annotations
 
 import importlib.util
-import math
 import os
 import sys
 from pathlib import Path
 
 from . import exit_codes
-from ._args import UsageError, unit_interval
+from ._args import UsageError, device, folder, output_folder, unit_interval
 
 
 def _input_file(name: str, path: str, hint: str = "") -> Path:
@@ -32,13 +31,16 @@ def _no_verdict(command: str, problem) -> int:
 
 
 def gate_command(args) -> int:
+    from .._validation import as_float
     from ..bench.files import BenchFileError
     from ..bench.gate import compare_runs, nothing_to_judge, same_machine
     from ..bench.history import load_history, load_run
 
     unit_interval("--confidence", args.confidence)
-    if not (math.isfinite(args.margin) and 0 <= args.margin < 1):
-        raise UsageError(f"--margin must be in [0, 1), got {args.margin}")
+    try:
+        as_float("--margin", args.margin, minimum=0.0, maximum=1.0, high_open=True)
+    except (TypeError, ValueError):
+        raise UsageError(f"--margin must be in [0, 1), got {args.margin}") from None
     if bool(args.baseline) != bool(args.current):
         raise UsageError("give both BASELINE and CURRENT, or neither (then the two newest runs in --storage)")
     if args.baseline:
@@ -66,10 +68,13 @@ def gate_command(args) -> int:
     if reason:
         return _no_verdict("gate", f"nothing to compare: {reason}")
     bad = [f for f in findings if f.verdict in ("regression", "changed", "dropped")]
-    missing = sum(f.verdict == "missing" for f in findings)
-    print(f"{sum(f.judged for f in findings)} comparisons: {len(bad)} failing, "
+    missing, judged = sum(f.verdict == "missing" for f in findings), sum(f.judged for f in findings)
+    print(f"{judged} comparisons: {len(bad)} failing, "
           f"{sum(f.verdict == 'improvement' for f in findings)} improved"
           + (f"; {missing} missing (listed above)" if missing else ""))
+    if not judged:  # every metric both runs' benchmarks had in the baseline is gone: a run that stopped measuring
+        print(f"the current run {current.path} dropped every metric the baseline held for their shared benchmarks "
+              "(a run whose requests all failed stores none): the gate fails")
     return exit_codes.FAIL if bad else exit_codes.OK
 
 
@@ -122,6 +127,19 @@ def plot_command(args) -> int:
     return exit_codes.OK
 
 
+# BenchPlan's fields and the options of `specdec bench run` that set them: its refusals name the option as typed
+_PLAN_OPTIONS = {"ks": "--k", "kinds": "--kinds", "prompts": "--prompts", "batches": "--batch", "mix_prompts": "--mix-prompts",
+                 "lengths": "--lengths", "length_prompts": "--length-prompts", "new_tokens": "--new-tokens", "rounds": "--rounds",
+                 "seed": "--seed"}
+
+
+def _as_option(message: str) -> str:
+    """A :class:`~specdec.bench.run_plan.BenchPlan` refusal ("ks[] must be ...") in the command's words ("--k must be ...")."""
+    field, space, rest = message.partition(" ")
+    option = _PLAN_OPTIONS.get(field.removesuffix("[]"))
+    return f"{option} {rest}" if option and space else message
+
+
 def run_command(args) -> int:
     """Build the plan, say it, and run it as a pytest session of :mod:`specdec.bench.suite` under
     pytest-benchmark (stored in ``--storage`` like ``make bench``'s runs)."""
@@ -136,11 +154,20 @@ def run_command(args) -> int:
             raise UsageError(f"specdec bench run needs {module}: pip install 'specdec[test]' (make install does)")
     if os.getcwd() not in sys.path and "" not in sys.path:
         sys.path.insert(0, os.getcwd())  # like python -m and specdec check: the working directory's modules import
+    device(args.device)  # cuda without CUDA is refused here, in specdec check's words
+    output_folder("--storage", args.storage)
+    output_folder("--latest", args.latest)
+    folder("--tokenizer", args.tokenizer)
+    if args.kinds == [] and not args.batch and not args.lengths:
+        raise UsageError("the plan measures nothing: give --kinds, --batch or --lengths")
     try:
         plan = BenchPlan(args.subject, twin=args.twin, ks=args.k, kinds=args.kinds, prompts=args.prompts,
                          batches=args.batch, mix_prompts=args.mix_prompts, lengths=args.lengths,
                          length_prompts=args.length_prompts, new_tokens=args.new_tokens, rounds=args.rounds,
                          seed=args.seed, device=args.device, name=args.name, tokenizer=args.tokenizer)
+    except (ValueError, TypeError) as error:
+        raise UsageError(_as_option(str(error))) from None
+    try:
         subject = import_object(plan.subject)  # a bad SUBJECT is a usage error, before pytest starts
         if plan.twin:
             import_object(plan.twin, what="--twin")

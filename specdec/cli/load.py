@@ -6,6 +6,11 @@ A side that streams (a server subject: vLLM's, llama-server's) is used as it is;
 (:class:`specdec.decoding.SpeculativeDecoder`) is served by :class:`specdec.bench.loop_server.LoopServer`.  The
 rows go to ``--storage`` in pytest-benchmark's format (``specdec bench gate --storage`` compares two runs) and the
 table to the terminal.
+
+Every argument is checked before any work (:func:`_validate`: exit 2, one line naming the option); the tokenizer is
+loaded before the subject is built.  A side that broke its streaming Protocol (a server that ignored ``"stream":
+true``) or whose every measured request failed (an unreachable server, HTTP 500) is an ERROR (exit 3) showing the
+first error, and nothing is stored; requests that failed beside others that completed are shown, and the run stored.
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ import os
 import sys
 
 from . import exit_codes
-from ._args import UsageError
+from ._args import UsageError, checked, each, folder, output_folder, seconds
 
 __all__ = ["add_parser", "load_command"]
 
@@ -50,34 +55,96 @@ def table(rows: list[dict]) -> str:
     return text_table(head, body)
 
 
+def _validate(args) -> None:
+    """Every argument, checked before any work (the subject is neither imported nor built, no tokenizer loaded): a bad
+    one is a UsageError naming the option as it was typed."""
+    from .._validation import as_float, as_int
+    from .._validation.scalars import INT64_MAX
+    from ..bench.arrivals import check_window
+    from ..workload.prompts import KINDS, PROMPTS
+
+    args.k = checked("--k", as_int, args.k, minimum=1)
+    args.rate = each("--rate", as_float, args.rate, minimum=0.0, low_open=True)
+    args.duration = checked("--duration", as_float, args.duration, minimum=0.0, low_open=True)
+    args.warmup = checked("--warmup", as_float, args.warmup, minimum=0.0)
+    for rate in args.rate:  # a window's expected arrivals, before any is drawn (--rate 1e12 would exhaust the memory)
+        try:
+            check_window(rate, args.warmup + args.duration, names=("--rate", "--warmup + --duration"))
+        except ValueError as error:
+            raise UsageError(str(error)) from None
+    args.burstiness = checked("--burstiness", as_float, args.burstiness, minimum=0.0, low_open=True)
+    if args.process != "gamma" and args.burstiness != 1.0:
+        raise UsageError(f"--burstiness {args.burstiness:g} is the gamma process's shape: add --process gamma "
+                         "(a Poisson process has burstiness 1)")
+    args.rounds = checked("--rounds", as_int, args.rounds, minimum=1)
+    args.prompts = checked("--prompts", as_int, args.prompts, minimum=1, maximum=sum(len(PROMPTS[k]) for k in KINDS))
+    args.new_tokens = checked("--new-tokens", as_int, args.new_tokens, minimum=1)
+    args.max_batch = checked("--max-batch", as_int, args.max_batch, minimum=1)
+    args.seed = checked("--seed", as_int, args.seed, minimum=0, maximum=INT64_MAX - (args.rounds - 1))  # round r: seed + r
+    seconds("--objective-ttft", args.objective_ttft)
+    seconds("--objective-tpot", args.objective_tpot)
+    folder("--tokenizer", args.tokenizer)
+    output_folder("--storage", args.storage)
+
+
+def _prompts(args) -> list[list[int]]:
+    """The task mix's prompts, from ``--tokenizer`` (before the subject is built: a folder that does not load is a bad
+    argument, not a failure after a server's start)."""
+    from transformers import AutoTokenizer
+
+    from ..bench.run_plan import mix_prompts
+    from ..decoding.models import smollm2_dir
+
+    where = str(args.tokenizer or smollm2_dir())
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(where)
+    except (OSError, ValueError, TypeError) as error:
+        raise UsageError(" ".join(f"--tokenizer {where}: transformers cannot load a tokenizer there: "
+                                  f"{type(error).__name__}: {error}".split())[:400]) from None
+    return mix_prompts(tokenizer, args.prompts)
+
+
+def failures(row: dict, subject: str) -> tuple[list[str], list[str]]:
+    """(errors, warnings) of one rate's row.  An error: a side broke its Protocol (a stream without a token: a server
+    that ignored "stream"), or every measured request of a side failed - the run measured nothing and is not stored.
+    A warning: some requests of a side failed (the first error shown)."""
+    errors, warnings = [], []
+    for side in ("autoregressive", "speculative"):
+        s, where = row[side], f"the {side} side of {subject} at rate {row['rate']:g}/s"
+        if s["protocol_breaks"]:
+            errors.append(f"ERROR: {where} broke its streaming Protocol in {s['protocol_breaks']} request(s) (warm-up "
+                          f"included): {s['first_protocol_break']}")
+        elif s["requests"] and not s["completed"]:
+            errors.append(f"ERROR: every request of {where} failed ({s['failed']}/{s['requests']}); the first: {s['first_error']}")
+        elif s["failed"]:
+            warnings.append(f"warning: {s['failed']}/{s['requests']} requests of the {side} side failed at rate {row['rate']:g}/s "
+                            f"(left out of its latencies and goodput); the first: {s['first_error']}")
+    return errors, warnings
+
+
 def load_command(args) -> int:
     from ..bench.open_loop import Objective, open_loop_row, wait_until_ready
     from ..bench.pairs import import_object, resolve_subject
-    from ..bench.run_plan import mix_prompts
     from ..bench.stored_run import write_run
 
+    _validate(args)
     if os.getcwd() not in sys.path and "" not in sys.path:
         sys.path.insert(0, os.getcwd())
-    if any(r <= 0 for r in args.rate):
-        raise UsageError(f"--rate must be positive request rates, got {args.rate}")
     try:
         objective = Objective(args.objective_ttft, args.objective_tpot)
-        pair = resolve_subject(import_object(args.subject), num_draft_tokens=args.k, name=args.name)
+        factory = import_object(args.subject)
+        prompts = _prompts(args)
+        pair = resolve_subject(factory, num_draft_tokens=args.k, name=args.name)
     except (ValueError, TypeError) as error:
         raise UsageError(str(error)) from None
     sides = {"speculative": _streaming(pair.speculative, args.max_batch), "autoregressive": _streaming(pair.autoregressive, args.max_batch)}
-    from transformers import AutoTokenizer
-
-    from ..decoding.models import smollm2_dir
-
-    prompts = mix_prompts(AutoTokenizer.from_pretrained(str(args.tokenizer or smollm2_dir())), args.prompts)
     per_run = args.warmup + args.duration
     print(f"specdec bench load {args.subject} K={args.k}: rates {args.rate}/s, {args.process} arrivals"
           + (f" (burstiness {args.burstiness:g})" if args.process == "gamma" else "")
           + f", {args.rounds} round(s) of {args.warmup:g} s warm-up + {args.duration:g} s measured per side, {args.prompts} prompts, "
             f"{args.new_tokens} new tokens; goodput objective TTFT <= {objective.ttft:g} s, TPOT <= {objective.tpot:g} s; "
             f"about {len(args.rate) * args.rounds * 2 * per_run / 60:.0f} minutes plus the answers' drain", flush=True)
-    rows, entries = [], []
+    rows, entries, errors, warnings = [], [], [], []
     try:
         wait_until_ready(*sides.values())
         for rate in args.rate:
@@ -86,6 +153,10 @@ def load_command(args) -> int:
                                 burstiness=args.burstiness, objective=objective, seed=args.seed)
             row.update(subject=pair.name, num_draft_tokens=args.k)
             rows.append(row)
+            errors, found = failures(row, pair.name)
+            warnings += found
+            if errors:
+                break  # the subject is broken or unreachable: no later rate would measure it
             entries.append({"fullname": f"open-loop::{pair.name}::K{args.k}::rate={rate:g}",
                             "median": (row["speculative"]["e2e"] or {}).get("p50"), "extra_info": row})
     finally:
@@ -93,10 +164,23 @@ def load_command(args) -> int:
             close = getattr(decoder, "close", None)
             if callable(close):
                 close()
+    return _report(args, rows, entries, errors, warnings, write_run)
+
+
+def _report(args, rows, entries, errors, warnings, write_run) -> int:
+    """The table, the failures, and the stored run - none when a side measured nothing (ERROR)."""
     print(table(rows))
+    for line in warnings:
+        print(line)
     for row in rows:
         ratios = ", ".join(f"{m} {sorted(v['values'])[len(v['values']) // 2]:.2f}" for m, v in row["ratios"].items())
         print(f"rate {row['rate']:g}/s, speculative / autoregressive (median over rounds): {ratios or '-'}")
+    if errors:
+        for line in errors:
+            print(line, file=sys.stderr)
+        print(f"nothing stored under {args.storage}: a run with a side that measured nothing is not one the gate may compare",
+              file=sys.stderr)
+        return exit_codes.ERROR
     path = write_run(args.storage, entries)
     print(f"stored {path}; compare two runs: specdec bench gate --storage {args.storage}")
     return exit_codes.OK
