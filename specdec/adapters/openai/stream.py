@@ -3,8 +3,10 @@
 ``POST`` with ``"stream": true``: the server answers ``data: {json}`` lines, one event per chunk of tokens, ending with
 ``data: [DONE]`` (OpenAI's servers) or an event whose ``"stop"`` is true (llama-server's native ``/completion``).
 :func:`stream_events` yields each event's JSON object as it arrives; a transport failure, an HTTP error or an event
-that is not JSON raises :class:`~specdec.errors.ServerRequestError` naming the request.  Loopback servers are
-never reached through a proxy (:func:`.wire._open`).
+that is not JSON raises :class:`~specdec.errors.ServerRequestError` naming the request, as does a stream cut before
+its end (no ``[DONE]``, no last event).  An answer with no streamed event at all - a server that ignored ``"stream":
+true`` and answered in one body - broke the streaming Protocol: a :class:`~specdec.errors.ContractError` naming the
+request and what came instead.  Loopback servers are never reached through a proxy (:func:`.wire._open`).
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import urllib.error
 import urllib.request
 from typing import Iterator
 
-from ...errors import ServerRequestError
+from ...errors import ContractError, ServerRequestError
 from .wire import _open, _read_quietly, _shown
 
 __all__ = ["stream_events"]
@@ -28,10 +30,13 @@ def stream_events(url: str, payload: dict, timeout: float, what: str) -> Iterato
                                      headers={"Content-Type": "application/json", "Accept": "text/event-stream"})
     try:
         with _open(request, timeout) as answer:
+            events, other = 0, b""
             for raw in answer:
                 line = raw.decode("utf-8", "replace").strip()
                 if not line.startswith("data:"):
+                    other = other or raw.strip()
                     continue  # blank separators, comments, "event:" lines
+                events += 1
                 data = line[5:].strip()
                 if data == "[DONE]":
                     return
@@ -46,6 +51,11 @@ def stream_events(url: str, payload: dict, timeout: float, what: str) -> Iterato
                 yield event
                 if event.get("stop") is True:  # llama-server's last event
                     return
+            if not events:
+                kind = answer.headers.get("Content-Type", "no Content-Type")
+                raise ContractError(f"{what}: the server answered ({kind}) with no streamed event (no 'data:' line): it ignored "
+                                    f"\"stream\": true, and an answer in one body has no token arrivals to time: {_shown(other)}")
+            raise ServerRequestError(f"{what}: the stream ended after {events} event(s) without its end (no [DONE], no last event)")
     except urllib.error.HTTPError as error:
         raise ServerRequestError(f"{what}: HTTP {error.code} {error.reason}: {_shown(_read_quietly(error))}") from None
     except (urllib.error.URLError, OSError, socket.timeout) as error:
