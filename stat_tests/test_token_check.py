@@ -4,7 +4,7 @@
   law, with drafts verified and the drafted positions tested apart;
 * the decoder mutants B2-B4 FAIL, early, saying where (B4 with its tokens of probability 0 and their prefixes);
 * a deviation confined to one position of 32 is caught by that position's group, where pooling every token
-  would dilute it;
+  would dilute it; one uniform shared by a verification block (B7) is caught by the consecutive pairs (P7);
 * the floor (P2): a law a TV of about 0.02 from the stated one FAILs against an oracle that claims exactness,
   and PASSes against one that states 0.03 as its floor (per-token TV); every report states the floor;
 * an oracle that raises or answers what its Protocol does not allow is an ERROR naming the law oracle, never a
@@ -47,6 +47,21 @@ def test_the_speculative_loop_passes_at_a_per_token_tv_of_three_hundredths(specd
     undrafted = next(c for c in report.checks if c.name.startswith("positions without a draft"))
     assert drafted.n > 0 and undrafted.n > 0 and drafted.n + undrafted.n == report.checks[0].n
     assert "floor: a TV of 0 per token" in report.format()
+    assert report.summary().endswith("covered: per-token laws and consecutive pairs (P7)"), report.summary()
+
+
+def test_one_uniform_shared_by_a_block_fails_by_its_consecutive_pairs():
+    """B7's non-unique uniforms (issue 40, item 15): the second draft of a block is kept more often after the first
+    was kept, so a token's law depends on how the previous one came out, in both directions - the pooled law hardly
+    moves (it PASSed check_tokens at TV 0.01 after 23,388 answers), the pairs (P7) FAIL it."""
+    from fixtures import subjects
+
+    report = check_tokens(subjects.shared_uniform_decoder, TargetLawOracle(subjects.tiny_target()), [[1, 2, 3], [4, 5]],
+                          tv=0.01, seed=0, family_alpha=1e-6, name="one uniform per block (B7), per token")  # a mutant: no
+    pairs = report.checks[-1]  # false alarm to budget for, the user's default alpha
+    assert report.verdict == "FAIL" and not pairs.passed and pairs.kind == "per-token pairs", report.format()
+    assert pairs.pvalue < 1e-3 * report.checks[0].pvalue, (pairs.pvalue, report.checks[0].pvalue)  # the pooled law hardly moves
+    assert "(P7)" in pairs.name and "detects a TV of" in pairs.location and "after a token of rank" in pairs.location
 
 
 @pytest.mark.parametrize("name", ["unwarped_target (B4)", "raw_q_topk_draft (B3)", "greedy_draft_softmax_q (B2)"])

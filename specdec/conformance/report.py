@@ -148,6 +148,9 @@ class Report:
         head = "PASS: no deviation" + (f" of TV >= {reached:.4f}" if reached is not None else "") + (
             f" found at power {self.power} (family-wise alpha {self.family_alpha:.1e})"
         )
+        if self.level.startswith("per-token"):  # what the per-token checks covered (docs/reference.md §10)
+            pairs = any(c.kind == "per-token pairs" for c in self.checks)
+            head += "; covered: per-token laws" + (" and consecutive pairs (P7)" if pairs else "")
         low = self.suboptimal()
         if low:
             c = low[0]

@@ -1,4 +1,4 @@
-"""The per-token test: where each emitted token ranks in the reference's law of it (docs/reference.md §10, P1-T3).
+"""The per-token test: where each emitted token ranks in the reference's law of it (docs/reference.md §10, P1-P3).
 
 Every emitted token x_t has a known law given its prefix, p_t (a law oracle's).  Its cell is its rank
 in p_t - 1 for the most likely token (ties by the lower id), ..., :data:`RANKS`, then "ranked beyond"
@@ -36,7 +36,23 @@ RANKS = 32  # cells 0..RANKS-1: ranks 1..RANKS; then "ranked beyond", "outside t
 BEYOND, OUTSIDE = RANKS, RANKS + 1
 CELLS = RANKS + 2
 
-__all__ = ["BEYOND", "CELLS", "OUTSIDE", "RANKS", "RankResult", "cell_name", "floor_statistic", "rank_test"]
+__all__ = ["BEYOND", "CELLS", "OUTSIDE", "PREVIOUS_GROUPS", "RANKS", "RankResult", "cell_name", "floor_statistic", "previous_group",
+           "previous_group_name", "rank_test"]
+
+
+PREVIOUS_GROUPS = ((0, 1), (1, 2), (2, 4), (4, 8), (8, CELLS))  # P7: the previous token's rank 1, 2, 3-4, 5-8, 9 or worse
+
+
+def previous_group(cells: np.ndarray) -> np.ndarray:
+    """The P7 row of each previous token's cell: the index of its group in :data:`PREVIOUS_GROUPS`."""
+    starts = np.asarray([start for start, _ in PREVIOUS_GROUPS])
+    return np.searchsorted(starts, np.asarray(cells), side="right") - 1
+
+
+def previous_group_name(group: int) -> str:
+    start, stop = PREVIOUS_GROUPS[group]
+    return f"after a token of rank {start + 1}" if stop - start == 1 else \
+        f"after a token of rank {start + 1}-{stop}" if stop < RANKS else f"after a token of rank {start + 1} or beyond"
 
 
 def cell_name(cell: int) -> str:

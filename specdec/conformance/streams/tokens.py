@@ -14,67 +14,22 @@ the cells so far, as two samples re-plan from their combined counts.
 from __future__ import annotations
 
 import math
-from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from ...laws.oracles import MAX_TOLERANCE, check_laws, rank_cells
 from ...errors import ContractError
+from ...laws.oracles import check_laws
 from ...protocols import DraftMarker
-from ...stats.rank_cells import CELLS
 from ..calls import CallGuard
 from ..checks import planned_sample_size
 from ..decoder_output import read_rows
 from ..engine import ChunkKey, Stream
-from ..tallies import saved_counts, saved_numbers
+from .token_tally import MARKS, TokenTally, score
 
 PIECES = 4  # a chunk is asked in up to this many calls, each scored by the oracle while the subject answers the next
-MARKS = ("undrafted", "drafted", "unknown")  # was a draft verified at the token's position: no (bonus, no draft), yes, not said
 
-__all__ = ["MARKS", "TokenTally", "token_stream"]
-
-
-class TokenTally:
-    """Observed counts and expectations per (position, mark, cell); support violations by (prompt, prefix, token)."""
-
-    def __init__(self, length: int, prompts: int = 1) -> None:
-        self.prompts = prompts  # answers per sample drawn: one per prompt
-        self.observed = np.zeros((length, len(MARKS), CELLS), dtype=np.int64)
-        self.expected = np.zeros((length, len(MARKS), CELLS), dtype=np.float64)
-        self.violations: Counter = Counter()
-
-    @property
-    def tokens(self) -> int:
-        return int(self.observed.sum())
-
-    def add(self, chunk) -> None:
-        observed, expected, violations = chunk
-        self.observed += observed
-        self.expected += expected
-        self.violations.update(violations)
-
-    def state(self) -> dict:
-        return {"observed": self.observed.tolist(), "expected": self.expected.tolist(),
-                "violations": [[p, list(prefix), token, k] for (p, prefix, token), k in self.violations.items()]}
-
-    def restore(self, state: dict, drawn: int) -> None:
-        """Counts and expectations of this shape, one first token per answer drawn (``drawn`` x prompts), at most
-        ``length`` tokens per answer, expectations summing to the tokens counted (each law sums to 1)."""
-        observed = saved_counts(state.get("observed"), self.observed.shape, "observed")
-        expected = saved_numbers(state.get("expected"), self.expected.shape, "expected")
-        answers, tokens = drawn * self.prompts, int(observed.sum())
-        if int(observed[0].sum()) != answers or tokens > answers * len(observed) \
-                or abs(float(expected.sum()) - tokens) > MAX_TOLERANCE * tokens + 1e-6:
-            raise ValueError(f"resume: {tokens:,} tokens with {int(observed[0].sum()):,} first tokens and expectations summing to "
-                             f"{float(expected.sum()):,.1f} are not the counts of {answers:,} answers (an edited or damaged checkpoint)")
-        violations = Counter()
-        for item in state.get("violations") if isinstance(state.get("violations"), list) else [None]:
-            if not (isinstance(item, list) and len(item) == 4 and isinstance(item[1], list)
-                    and all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in [item[0], item[2], item[3], *item[1]])):
-                raise ValueError(f"resume: violations must be [prompt, prefix, token, count] entries, got {str(item)[:60]}")
-            violations[(item[0], tuple(item[1]), item[2])] += item[3]
-        self.observed, self.expected, self.violations = observed, expected, violations
+__all__ = ["MARKS", "TokenTally", "read_marks", "token_stream"]
 
 
 def read_marks(marks, tested) -> list[list[bool]]:
@@ -94,30 +49,6 @@ def read_marks(marks, tested) -> list[list[bool]]:
                                 "a DraftMarker returns one bool per emitted token")
         out.append([bool(m) for m in mark])
     return out
-
-
-def score(rows_prompt: list[int], prompts, tested, laws, marks, length: int):
-    """One chunk's (observed, expected, violations) from its answers, their laws and draft marks."""
-    flat_laws, tokens, positions, kinds, owners = [], [], [], [], []
-    for row, (answer, answer_laws) in enumerate(zip(tested, laws)):
-        for t, (token, law) in enumerate(zip(answer, answer_laws)):
-            flat_laws.append(law)
-            tokens.append(token)
-            positions.append(t)
-            kinds.append(2 if marks is None else int(marks[row][t]))
-            owners.append(row)
-    observed = np.zeros((length, len(MARKS), CELLS), dtype=np.int64)
-    expected = np.zeros((length, len(MARKS), CELLS), dtype=np.float64)
-    violations: Counter = Counter()
-    if not flat_laws:
-        return observed, expected, violations
-    cells, probs, chance = rank_cells(flat_laws, tokens)
-    np.add.at(observed, (positions, kinds, cells), 1)
-    np.add.at(expected, (positions, kinds), probs)
-    for i in np.flatnonzero(chance <= 0):
-        row, t = owners[i], positions[i]
-        violations[(rows_prompt[row], tuple(tested[row][:t]), int(tokens[i]))] += 1
-    return observed, expected, violations
 
 
 def token_stream(subject, oracle, prompts: list[list[int]], *, length: int, eos: frozenset, vocab: int | None, tv: float | None,
@@ -146,26 +77,24 @@ def token_stream(subject, oracle, prompts: list[list[int]], *, length: int, eos:
         oracle_call = lambda: f"token_laws of {len(rows):,} answers of up to {length} tokens (seed {seed})"  # noqa: E731
         laws = oracle_guard.call(oracle.token_laws, (rows, [list(a) for a in tested]), oracle_call)
         oracle_guard.read(lambda: check_laws(laws, tested, tolerance, "the law oracle", vocab), oracle_call)
-        return score(rows_prompt, prompts, tested, laws, marks, length)
+        return score(rows_prompt, tested, laws, marks, length)
 
     def draw(m: int, key: ChunkKey):
         """The chunk's answers in up to PIECES calls; the oracle scores each piece while the subject answers the next."""
         seed = key.int_seed()
         sizes = [len(part) for part in np.array_split(np.arange(m), min(PIECES, m))]
         seeds = [seed] if len(sizes) == 1 else [int(s) & (2**63 - 1) for s in np.random.SeedSequence([seed, m]).generate_state(len(sizes), np.uint64)]
-        observed, expected, violations = 0, 0, Counter()
+        chunk = TokenTally(length, len(prompts))
         with ThreadPoolExecutor(1, thread_name_prefix="specdec-oracle") as pool:
             pending = []
             for groups, piece_seed in zip(sizes, seeds):
                 pending.append(pool.submit(scored, *piece(groups, piece_seed)))
             for future in pending:
-                o, e, v = future.result()
-                observed, expected = observed + o, expected + e
-                violations.update(v)
-        return observed, expected, violations
+                chunk.add(future.result())
+        return chunk
 
     def evaluate(tally: TokenTally, alpha):
-        return evaluate_tokens(tally, prompts, alpha, floor, strata(length), marked)
+        return evaluate_tokens(tally, prompts, alpha, floor, strata(length), marked, pairs=length > 1)
 
     def needed(tally: TokenTally, drawn: int, alpha):
         if drawn == 0 or tally.tokens == 0:
@@ -178,7 +107,7 @@ def token_stream(subject, oracle, prompts: list[list[int]], *, length: int, eos:
         per_answer = tally.tokens / (drawn * len(prompts))
         return min(max_n, max(drawn + 1, math.ceil(tokens / (per_answer * len(prompts)))))
 
-    checks = 1 + len(strata(length)) + (2 if marked else 0)
+    checks = 1 + len(strata(length)) + (2 if marked else 0) + (1 if length > 1 else 0)  # P1, P3, P7
     return Stream(f"per-token, {len(prompts)} prompt(s), {length} tokens each", [], checks, 1, lambda: TokenTally(length, len(prompts)), draw,
                   evaluate, needed=needed if tv is not None else None, pilot=False, samples_per_draw=len(prompts), chunk=per_call)
 
