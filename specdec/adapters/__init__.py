@@ -8,6 +8,5 @@
 * :mod:`._common` - what every adapter shares: the peer's version check, input checks, per-request seeds.
 
 Every adapter is tested on the real package it adapts (``make peers``) and refuses versions it was not
-tested on.  ``vllm_engine``, ``vllm_bench``, ``openai_server``, ``server_process`` and ``llama_cpp_bench``
-are compatibility aliases of the modules' old homes (until 0.3).
+tested on.
 """
