@@ -17,7 +17,8 @@ seed)`` by POSTing to ``{base_url}/v1/completions`` (standard library only: ``ur
   so no server default stands in for a setting; ``ignore_eos=True`` by default (EOS an ordinary token;
   pass ``eos_token_id`` to the check otherwise, E8);
 * every failure - refused connection, HTTP error, timeout, a body that is not JSON, the wrong number
-  of choices, missing or non-integer token ids, a prompt echoed back that is not the one sent -
+  of choices, missing or non-integer token ids, a prompt echoed back that is not the one sent, a row of more
+  token ids than ``max_tokens`` asked (a server echoing the prompt in them: never cut to fit) -
   raises :class:`ServerRequestError` naming the request (URL, first prompt row, n, seed, HTTP status,
   the first 200 characters of the body); a check's call guard turns it into the verdict ERROR;
 * :meth:`speculation_counts` reads the server's Prometheus ``/metrics`` (vLLM's
@@ -73,9 +74,9 @@ from ...sampling_settings import SamplingSettings, settings_from
 from ...warpers import SamplingConfig
 from .fields import completion_fields
 from .requests import Request, plan_requests, request_seeds
-from .retries import RetryPolicy
-from .stream import stream_events
-from .wire import COUNTERS, TransportError, get_text, parse_counters, post_json, read_choices
+from .retries import RetryPolicy, as_retry_policy
+from .stream import stream_events, within_max_tokens
+from .wire import COUNTERS, TransportError, get_text, parse_counters, post_json, read_choices, rows_within
 
 __all__ = ["COUNTERS", "OpenAICompletionsDecoder", "ServerRequestError", "parse_counters", "request_seeds"]
 
@@ -130,13 +131,6 @@ def _in_flight(requests: list, ask, limit: int, ended: threading.Event):
         yield value
 
 
-def _retry_policy(value) -> RetryPolicy:
-    """``retry=``: a RetryPolicy, or a number of seconds (its budget; 0: never retry)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise TypeError(f"retry must be a RetryPolicy or a number of seconds, got {type(value).__name__} {value!r}")
-    return RetryPolicy(budget=value)
-
-
 class _Monotone:
     """Cumulative counters across server restarts.  A restart shows as a new ``process_start_time_seconds``
     or as a counter that went down; what the server had counted up to the last read is then kept (what it
@@ -188,13 +182,14 @@ class OpenAICompletionsDecoder:
         self.model = model
         self.sampling_settings = settings
         self.sampling = settings.sampling
-        self.samples_per_request = settings.samples_per_request or as_int("samples_per_request", samples_per_request, minimum=1)
+        asked = as_int("samples_per_request", samples_per_request, minimum=1)  # checked even where settings give n
+        self.samples_per_request = settings.samples_per_request or asked
         self.max_in_flight = as_int("max_in_flight", max_in_flight, minimum=1)
         self.request_timeout = as_float("request_timeout", request_timeout, minimum=0.0, low_open=True)
         self.ignore_eos = ignore_eos
         self.metrics_url = metrics
         self.metrics_error: str | None = None  # why the last read of /metrics failed, if it did
-        self.retry = retry if isinstance(retry, RetryPolicy) else _retry_policy(retry)
+        self.retry = as_retry_policy(retry)
         self.faults: list[str] = []  # every transport failure retried (or given up on), in order
         self.answered: list[tuple[int, int]] = []  # (seed, n) of every request whose whole answer was used
         self._counters = _Monotone()
@@ -260,19 +255,19 @@ class OpenAICompletionsDecoder:
                 attempt += 1
                 if ended.wait(wait):  # the call ended meanwhile (another request failed, or Ctrl-C): stop here
                     raise ServerRequestError(f"{error} (not retried: the call ended)") from None
-        answer = self.read_answer(request, body, status, what)
+        answer = rows_within(self.read_answer(request, body, status, what), max_new_tokens, request, what)  # never cut
         self.answered.append((request.seed, len(request.rows)))
         return request, answer
 
     def stream(self, prompt: Sequence[int], max_new_tokens: int, seed: int):
         """One request for ``prompt`` streamed (:func:`.stream.stream_events`): yields the number of tokens each
         event brought (:meth:`count_streamed`), as they arrive (the open-loop benchmark's
-        :class:`specdec.bench.open_loop.StreamingDecoder`).  Not retried: a stream that fails is that request's failure."""
+        :class:`specdec.bench.open_loop.StreamingDecoder`).  Not retried: a stream that fails is that request's failure;
+        one that brings more than ``max_new_tokens`` tokens breaks the contract (:func:`.stream.within_max_tokens`)."""
         request = Request(0, tuple(as_int(f"prompt[{j}]", t, minimum=0) for j, t in enumerate(prompt)), (0,), as_seed(seed))
-        what = request.describe(self.url, 1) + " (streamed)"
-        for event in stream_events(self.url, self.payload(request, as_int("max_new_tokens", max_new_tokens, minimum=1)),
-                                   self.request_timeout, what):
-            count = self.count_streamed(event)
+        what, max_new_tokens = request.describe(self.url, 1) + " (streamed)", as_int("max_new_tokens", max_new_tokens, minimum=1)
+        events = stream_events(self.url, self.payload(request, max_new_tokens), self.request_timeout, what)
+        for count in within_max_tokens((self.count_streamed(event) for event in events), max_new_tokens, what):
             if count:
                 yield count
 

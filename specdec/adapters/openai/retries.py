@@ -7,8 +7,13 @@ request that failed in transport - and only those:
 * the connection was refused, reset or closed (the server restarting, a proxy dropping it), also in the
   middle of an answer (a body cut short is never read as an answer);
 * no answer within ``request_timeout`` (a slow phase);
-* HTTP 429, 502, 503 and 504, after the server's ``Retry-After`` (seconds or an HTTP date) when it
-  sends one, else after an exponential backoff (0.5 s doubling to 30 s).
+* HTTP 429, 502, 503 and 504, after the server's ``Retry-After`` (seconds or an HTTP date, at most
+  ``longest_wait``) when it sends one, else after an exponential backoff (0.5 s doubling to 30 s).
+
+A ``Retry-After`` that is neither a non-negative decimal number of seconds nor an HTTP date (``nan``,
+``inf``, ``-1``, ``1e3``, a number too large for a float) is treated as absent: the backoff applies.
+The backoff's exponent stops growing after 64 doublings, so no attempt count overflows it.  The budget
+always holds: a wait is granted only when the time spent on the request plus the wait stays within it.
 
 Everything else is an answer, and an answer is never retried: an HTTP 4xx or 500, a body that is not
 the contract's (missing token ids, the wrong number of choices) are the subject's ERROR at once.  The
@@ -28,14 +33,18 @@ ERROR - retrying never selects the samples that happened to survive.
 from __future__ import annotations
 
 import email.utils
+import math
+import re
 import time
 from dataclasses import dataclass
 
-from ..._validation.scalars import as_float
+from ..._validation.scalars import as_float, as_int
 
-__all__ = ["RETRIED_STATUS", "RetryPolicy", "retry_after_seconds"]
+__all__ = ["RETRIED_STATUS", "RetryPolicy", "as_retry_policy", "retry_after_seconds"]
 
 RETRIED_STATUS = frozenset({429, 502, 503, 504})
+MAX_DOUBLINGS = 64  # the backoff's exponent stops here: first * 2**64 already exceeds any sane longest
+_SECONDS = re.compile(r"[ \t]*([0-9]+(?:\.[0-9]*)?|\.[0-9]+)[ \t]*")  # RFC 9110 delay-seconds, decimals tolerated
 
 
 @dataclass(frozen=True)
@@ -53,23 +62,43 @@ class RetryPolicy:
             object.__setattr__(self, name, as_float(f"retry {name}", getattr(self, name), minimum=0.0))
 
     def wait(self, attempt: int, retry_after: float | None, started: float) -> float | None:
-        """Seconds to wait before attempt ``attempt + 1`` (0-based attempts made), or None when the budget is spent."""
-        delay = min(retry_after, self.longest_wait) if retry_after is not None else min(self.first * 2**attempt, self.longest)
-        if time.monotonic() + delay - started > self.budget:
+        """Seconds to wait before attempt ``attempt + 1`` (0-based attempts made), or None when the budget is spent:
+        a finite delay, at most ``longest_wait`` (a usable ``retry_after``) or ``longest`` (the backoff), granted
+        only when ``time.monotonic() - started`` plus the delay stays within the budget.  A ``retry_after`` that is
+        not a finite number >= 0 is treated as absent."""
+        attempt = as_int("attempt", attempt, minimum=0)
+        if _usable(retry_after):
+            delay = min(float(retry_after), self.longest_wait)
+        else:
+            delay = min(self.first * 2.0 ** min(attempt, MAX_DOUBLINGS), self.longest)
+        if self.budget == 0 or time.monotonic() + delay - started > self.budget:
             return None
         return delay
 
 
+def _usable(seconds) -> bool:
+    return isinstance(seconds, (int, float)) and not isinstance(seconds, bool) and math.isfinite(seconds) and seconds >= 0
+
+
+def as_retry_policy(value) -> RetryPolicy:
+    """A client's ``retry=``: a RetryPolicy, or a number of seconds (its budget; 0: never retry)."""
+    if isinstance(value, RetryPolicy):
+        return value
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"retry must be a RetryPolicy or a number of seconds, got {type(value).__name__} {value!r}")
+    return RetryPolicy(budget=value)
+
+
 def retry_after_seconds(value: str | None) -> float | None:
-    """A ``Retry-After`` header in seconds (a number, or an HTTP date), None when absent or unreadable."""
-    if not value:
+    """A ``Retry-After`` header in seconds (a non-negative number, or an HTTP date: one in the past is 0), None when
+    absent or unusable (not such a number nor a date, or not finite)."""
+    if not value or not isinstance(value, str):
         return None
+    if _SECONDS.fullmatch(value):
+        seconds = float(value)
+        return seconds if math.isfinite(seconds) else None
     try:
-        return max(float(value), 0.0)
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
+        seconds = email.utils.parsedate_to_datetime(value).timestamp() - time.time()
+    except (TypeError, ValueError, OverflowError, OSError, IndexError):
         return None
-    return max(when.timestamp() - time.time(), 0.0)
+    return max(seconds, 0.0) if math.isfinite(seconds) else None

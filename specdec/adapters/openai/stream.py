@@ -7,6 +7,8 @@ that is not JSON raises :class:`~specdec.errors.ServerRequestError` naming the r
 its end (no ``[DONE]``, no last event).  An answer with no streamed event at all - a server that ignored ``"stream":
 true`` and answered in one body - broke the streaming Protocol: a :class:`~specdec.errors.ContractError` naming the
 request and what came instead.  Loopback servers are never reached through a proxy (:func:`.wire._open`).
+:func:`within_max_tokens` refuses a stream that brings more tokens than the request asked (the server's contract
+broken: never cut to fit).
 """
 
 from __future__ import annotations
@@ -15,12 +17,12 @@ import json
 import socket
 import urllib.error
 import urllib.request
-from typing import Iterator
+from typing import Iterable, Iterator
 
 from ...errors import ContractError, ServerRequestError
 from .wire import _open, _read_quietly, _shown
 
-__all__ = ["stream_events"]
+__all__ = ["stream_events", "within_max_tokens"]
 
 
 def stream_events(url: str, payload: dict, timeout: float, what: str) -> Iterator[dict]:
@@ -60,3 +62,15 @@ def stream_events(url: str, payload: dict, timeout: float, what: str) -> Iterato
         raise ServerRequestError(f"{what}: HTTP {error.code} {error.reason}: {_shown(_read_quietly(error))}") from None
     except (urllib.error.URLError, OSError, socket.timeout) as error:
         raise ServerRequestError(f"{what}: {type(error).__name__}: {error}") from None
+
+
+def within_max_tokens(counts: Iterable[int], max_tokens: int, what: str) -> Iterator[int]:
+    """``counts`` (tokens per streamed event) as they come, while their running total stays within ``max_tokens``; a
+    :class:`~specdec.errors.ServerRequestError` naming the request when the stream brings more than it asked."""
+    total = 0
+    for count in counts:
+        total += count
+        if total > max_tokens:
+            raise ServerRequestError(f"{what}: the server broke the contract: its stream brought {total} tokens, more than the "
+                                     f"max_tokens={max_tokens} asked (does it echo the prompt in its token ids?)")
+        yield count

@@ -2,7 +2,8 @@
 ``/metrics`` counters read (standard library only: ``urllib.request``, ``json``).
 
 Every failure - refused connection, HTTP error, timeout, a body that is not JSON, the wrong number of
-choices, missing or non-integer token ids, a prompt echoed back that is not the one sent - raises
+choices, missing or non-integer token ids, a prompt echoed back that is not the one sent, a row of more
+token ids than ``max_tokens`` asked (never cut to fit) - raises
 :class:`~specdec.errors.ServerRequestError` naming the request (URL, first prompt row, n, seed, HTTP
 status, the first 200 characters of the body); the transport failures a client may retry
 (:mod:`.retries`) as its subclass :class:`TransportError`.  Loopback servers are never reached through a proxy.
@@ -21,7 +22,8 @@ import urllib.request
 from ...errors import ServerRequestError
 from .retries import RETRIED_STATUS, retry_after_seconds
 
-__all__ = ["COUNTERS", "TransportError", "decoded_answer", "get_text", "ids_in_order", "parse_counters", "post_json", "read_choices"]
+__all__ = ["COUNTERS", "TransportError", "decoded_answer", "get_text", "ids_in_order", "parse_counters", "post_json", "read_choices",
+           "rows_within"]
 
 COUNTERS = {  # vLLM's names, and llama.cpp's llama-server's (tools/server/server-task.cpp)
     "vllm:spec_decode_num_drafts_total": "drafts",
@@ -88,6 +90,18 @@ def read_choices(request, body: bytes, status: int, what: str) -> list[list[int]
 
     return ids_in_order(choices, len(request.rows), bad, ids_key="token_ids", label="choices[{}]", index_of=lambda c, _: c.get("index"),
                         hint="does the server support return_token_ids?", check=echo)
+
+
+def rows_within(rows: list[list[int]], max_tokens: int, request, what: str) -> list[list[int]]:
+    """``rows`` (a request's answer, one token-id list per row) when none is longer than ``max_tokens``; a row longer than
+    the request asked (a server echoing the prompt in its token ids, or ignoring ``max_tokens``) breaks the server's
+    contract: a ServerRequestError naming the request, never a row cut to fit."""
+    for position, ids in enumerate(rows):
+        if len(ids) > max_tokens:
+            raise ServerRequestError(f"{what}: the server broke the contract: its answer for row {request.rows[position]} has "
+                                     f"{len(ids)} token ids, more than the max_tokens={max_tokens} asked ({_short(ids)}; "
+                                     "does it echo the prompt in its token ids?)")
+    return rows
 
 
 def decoded_answer(body: bytes, status: int, what: str):
