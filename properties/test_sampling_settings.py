@@ -2,7 +2,9 @@
 refusals by name."""
 
 import json
+import re
 
+import numpy as np
 import pytest
 
 import specdec as sd
@@ -130,3 +132,96 @@ def test_transformers_takes_the_record_and_stops_at_its_stop_tokens_and_its_eos(
         HFGenerateDecoder(target, sd.SamplingConfig(temperature=0.5), settings=SamplingSettings())
     with pytest.raises(UnsupportedSetting, match="transformers generate does not take presence_penalty"):
         generate_kwargs(SamplingSettings(presence_penalty=1.0))
+
+
+@pytest.mark.parametrize("kwargs, words", [
+    ({"allowed_token_ids": [5], "bad_words": [[5]]}, r"allowed_token_ids=\[5\] are all one-token bad_words"),
+    ({"allowed_token_ids": [5, 6], "bad_words": [[5], [6], [5, 6]]}, "no token is left to draw"),
+    ({"allowed_token_ids": [5, 6], "bad_words": [[5]], "stop_token_ids": [6], "min_new_tokens": 1},
+     "all stop_token_ids or one-token bad_words: no token is left to draw before min_new_tokens=1"),
+])
+def test_settings_that_forbid_every_token_are_refused(kwargs, words):
+    """The transformers adapter emitted the forbidden token 5 for allowed_token_ids=[5], bad_words=[[5]]."""
+    with pytest.raises(ValueError, match=words):
+        SamplingSettings(**kwargs)
+
+
+def test_settings_that_leave_a_token_are_kept():
+    SamplingSettings(allowed_token_ids=[5, 6], bad_words=[[5], [6, 5]])  # 6 is left (5 only after 6)
+    SamplingSettings(allowed_token_ids=[5, 6], stop_token_ids=[6], min_new_tokens=1)  # 5 before, then 6 may stop
+    SamplingSettings(allowed_token_ids=[5], stop_token_ids=[5])  # a stop token as the first token: allowed
+
+
+@pytest.mark.parametrize("kwargs, words", [
+    ({"allowed_token_ids": [1, 10**30]}, "allowed_token_ids[1] must be an integer <= 2147483647, got 10000"),
+    ({"stop_token_ids": [2**31]}, "stop_token_ids[0] must be an integer <= 2147483647"),
+    ({"bad_words": [[1, 2**63]]}, "bad_words[0][1] must be an integer <= 2147483647"),
+    ({"logit_bias": {10**30: 1.0}}, "logit_bias token id must be an integer <= 2147483647"),
+    ({"top_k": 10**30}, "top_k must be an integer <= 2147483647"),
+    ({"logit_bias": [(5, 1.0), (5, 2.0)]}, "logit_bias names token id 5 twice (biases 1.0 and 2.0)"),
+])
+def test_token_ids_beyond_int32_and_twice_biased_ids_are_refused_by_name(kwargs, words):
+    """10**30 reached llama.cpp's mapping as an OverflowError; a second bias of one id silently replaced the first."""
+    with pytest.raises(ValueError, match=re.escape(words)):
+        SamplingSettings(**kwargs)
+    assert SamplingSettings(allowed_token_ids=[2**31 - 1]).allowed_token_ids == (2**31 - 1,)
+
+
+def test_adapters_given_a_vocabulary_refuse_ids_outside_it_by_field():
+    """An allowed id outside the vocabulary was a bare IndexError (transformers, llama.cpp's stages)."""
+    from specdec.adapters.hf_settings import generate_kwargs
+    from specdec.adapters.llama_cpp.sampling_map import processors
+
+    for settings, name in [(SamplingSettings(allowed_token_ids=[1, 8]), "allowed_token_ids[1]=8"),
+                           (SamplingSettings(logit_bias={9: 1.0}), "logit_bias token id=9"),
+                           (SamplingSettings(bad_words=[[1, 8]]), "bad_words[0][1]=8"),
+                           (SamplingSettings(stop_token_ids=[8]), "stop_token_ids[0]=8")]:
+        with pytest.raises(ValueError, match=re.escape(name) + r" is not a token id of transformers generate: .* 8 ids \(0\.\.7\)"):
+            generate_kwargs(settings, vocab_size=8)
+        with pytest.raises(ValueError, match=re.escape(name) + r" is not a token id of llama-cpp-python"):
+            processors(settings, 1, vocab_size=8)
+        generate_kwargs(settings, vocab_size=10)
+        stages = processors(settings, 1)  # no vocabulary yet: the first stage refuses by field on the first row
+        if stages is not None:  # stop tokens alone need no stage (the decoder stops the row)
+            with pytest.raises(ValueError, match=re.escape(name)):
+                for stage in stages:
+                    stage(np.array([1]), np.zeros(8, dtype=np.float32))
+
+
+def scalar_processor(history, logits):
+    return 0.0
+
+
+def test_a_user_processor_that_returns_no_row_is_an_error_naming_it():
+    """A processor returning a scalar made the law uniform without a word (broadcast into the row)."""
+    import torch
+
+    from specdec.adapters.hf_settings import generate_kwargs
+    from specdec.adapters.llama_cpp.sampling_map import processors
+    from specdec.errors import ContractError
+
+    settings = SamplingSettings(logits_processor=scalar_processor)
+    user = generate_kwargs(settings)["logits_processor"][0]
+    with pytest.raises(ContractError, match=r"logits_processor scalar_processor broke its Protocol .* a history of 3 tokens and "
+                                            r"logits of shape \(8,\), it returned float 0\.0"):
+        user(torch.tensor([[1, 2, 3]]), torch.zeros(1, 8))
+    short = SamplingSettings(logits_processor=lambda history, logits: logits[:-1])
+    with pytest.raises(ContractError, match=r"returned Tensor of shape \(7,\)"):
+        generate_kwargs(short)["logits_processor"][0](torch.tensor([[1]]), torch.zeros(1, 8))
+    stages = processors(settings, 1)
+    with pytest.raises(ContractError, match=r"scalar_processor .* it returned float 0\.0"):
+        for stage in stages:
+            stage(np.array([1, 2]), np.zeros(8, dtype=np.float32))
+    kept = SamplingSettings(logits_processor=lambda history, logits: logits + 1)
+    assert generate_kwargs(kept)["logits_processor"][0](torch.tensor([[1]]), torch.zeros(1, 3)).tolist() == [[1.0, 1.0, 1.0]]
+
+
+def test_transformers_raises_a_processors_broken_protocol_from_generate():
+    from fixtures.models import tiny_pair
+    from specdec.adapters.hf import HFGenerateDecoder
+    from specdec.errors import ContractError
+
+    target, _ = tiny_pair(0, vocab_size=8)
+    decoder = HFGenerateDecoder(target, settings=SamplingSettings(temperature=0.7, logits_processor=scalar_processor))
+    with pytest.raises(ContractError, match="scalar_processor"):
+        decoder([[1, 2]], 2, 0)

@@ -20,7 +20,14 @@ one engine*, never across engines.
 
 ``logits_processor``: a callable ``(history, logits) -> logits`` where ``history`` is the sequence of token
 ids so far (prompt and generated) and ``logits`` the row of the next token (a numpy array or a torch tensor,
-as the engine gives it); it must not change its argument's length.  Only in-process engines accept one.
+as the engine gives it); it must return the row's logits, of the argument's shape (anything else - a scalar, another
+length - is a :class:`specdec.errors.ContractError` naming the processor: :func:`call_processor`).  Only in-process
+engines accept one.
+
+Token ids are int32 in every engine: the record refuses ids above :data:`TOKEN_ID_MAX` (and ``top_k``,
+``min_new_tokens``, ``samples_per_request`` above it), a ``logit_bias`` that names an id twice, and settings that leave
+no token to draw, when the record alone shows it (every allowed id a one-token bad word, or a stop token before
+``min_new_tokens``).  An adapter that knows its vocabulary refuses ids outside it (:func:`refuse_beyond_vocabulary`).
 """
 
 from __future__ import annotations
@@ -29,8 +36,12 @@ from dataclasses import dataclass, fields
 from typing import Callable, Mapping
 
 from ._validation import as_float, as_int
+from .errors import ContractError
 
-__all__ = ["SamplingSettings", "UnsupportedSetting", "refuse_unsupported", "settings_from"]
+__all__ = ["TOKEN_ID_MAX", "SamplingSettings", "UnsupportedSetting", "call_processor", "refuse_beyond_vocabulary",
+           "refuse_unsupported", "settings_from"]
+
+TOKEN_ID_MAX = 2**31 - 1  # token ids (and counts of tokens) are int32 in every engine
 
 
 class UnsupportedSetting(ValueError):
@@ -44,7 +55,7 @@ class UnsupportedSetting(ValueError):
 def _ids(name: str, values) -> tuple[int, ...]:
     if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
         raise TypeError(f"{name} must be a sequence of token ids, got {type(values).__name__} {values!r}")
-    return tuple(as_int(f"{name}[{i}]", t, minimum=0) for i, t in enumerate(values))
+    return tuple(as_int(f"{name}[{i}]", t, minimum=0, maximum=TOKEN_ID_MAX) for i, t in enumerate(values))
 
 
 def _bias(value) -> tuple[tuple[int, float], ...]:
@@ -55,8 +66,11 @@ def _bias(value) -> tuple[tuple[int, float], ...]:
     for entry in items:
         if not isinstance(entry, tuple) or len(entry) != 2:
             raise TypeError(f"logit_bias must be a mapping of token id to bias (or (id, bias) pairs), got the entry {entry!r}")
-        token = as_int("logit_bias token id", entry[0], minimum=0)
-        pairs[token] = as_float(f"logit_bias[{token}]", entry[1], minimum=-100.0, maximum=100.0)
+        token = as_int("logit_bias token id", entry[0], minimum=0, maximum=TOKEN_ID_MAX)
+        bias = as_float(f"logit_bias[{token}]", entry[1], minimum=-100.0, maximum=100.0)
+        if token in pairs:
+            raise ValueError(f"logit_bias names token id {token} twice (biases {pairs[token]!r} and {bias!r}): give each id once")
+        pairs[token] = bias
     return tuple(sorted(pairs.items()))
 
 
@@ -83,19 +97,19 @@ class SamplingSettings:
     def __post_init__(self) -> None:
         checked = {
             "temperature": as_float("temperature", self.temperature, minimum=0.0),
-            "top_k": None if self.top_k is None else as_int("top_k", self.top_k, minimum=0),
+            "top_k": None if self.top_k is None else as_int("top_k", self.top_k, minimum=0, maximum=TOKEN_ID_MAX),
             "top_p": None if self.top_p is None else as_float("top_p", self.top_p, minimum=0.0, maximum=1.0, low_open=True),
             "min_p": None if self.min_p is None else as_float("min_p", self.min_p, minimum=0.0, maximum=1.0),
             "repetition_penalty": as_float("repetition_penalty", self.repetition_penalty, minimum=0.0, low_open=True),
             "presence_penalty": as_float("presence_penalty", self.presence_penalty, minimum=-2.0, maximum=2.0),
             "frequency_penalty": as_float("frequency_penalty", self.frequency_penalty, minimum=-2.0, maximum=2.0),
             "logit_bias": _bias(self.logit_bias),
-            "min_new_tokens": as_int("min_new_tokens", self.min_new_tokens, minimum=0),
+            "min_new_tokens": as_int("min_new_tokens", self.min_new_tokens, minimum=0, maximum=TOKEN_ID_MAX),
             "bad_words": tuple(_ids(f"bad_words[{i}]", w) for i, w in enumerate(_sequence("bad_words", self.bad_words))),
             "allowed_token_ids": None if self.allowed_token_ids is None else _ids("allowed_token_ids", self.allowed_token_ids),
             "stop_token_ids": _ids("stop_token_ids", self.stop_token_ids),
             "samples_per_request": None if self.samples_per_request is None
-            else as_int("samples_per_request", self.samples_per_request, minimum=1),
+            else as_int("samples_per_request", self.samples_per_request, minimum=1, maximum=TOKEN_ID_MAX),
         }
         if any(len(w) == 0 for w in checked["bad_words"]):
             raise ValueError(f"bad_words must be non-empty token-id sequences, got {checked['bad_words']!r}")
@@ -103,6 +117,7 @@ class SamplingSettings:
             raise ValueError("allowed_token_ids must name at least one token (None: every token)")
         if checked["min_new_tokens"] and not checked["stop_token_ids"]:
             raise ValueError(f"min_new_tokens={checked['min_new_tokens']} forbids the stop tokens early, but stop_token_ids is empty")
+        _refuse_empty_support(checked)
         if not isinstance(self.seeded, bool):
             raise TypeError(f"seeded must be a bool, got {type(self.seeded).__name__} {self.seeded!r}")
         if self.logits_processor is not None and not callable(self.logits_processor):
@@ -153,6 +168,53 @@ class SamplingSettings:
                 value = ",".join(" ".join(map(str, v)) if isinstance(v, tuple) else str(v) for v in value)
             parts.append(f"{name}={value}")
         return " ".join(parts)
+
+
+def _refuse_empty_support(checked: dict) -> None:
+    """A ValueError naming the fields when ``allowed_token_ids`` leaves nothing to draw: every allowed id is a one-token
+    bad word (forbidden always), or a stop token or such a bad word (forbidden before ``min_new_tokens``)."""
+    allowed = checked["allowed_token_ids"]
+    if allowed is None:
+        return
+    banned = {word[0] for word in checked["bad_words"] if len(word) == 1}
+    if banned.issuperset(allowed):
+        raise ValueError(f"allowed_token_ids={list(allowed)} are all one-token bad_words: no token is left to draw")
+    if checked["min_new_tokens"] and banned.union(checked["stop_token_ids"]).issuperset(allowed):
+        raise ValueError(f"allowed_token_ids={list(allowed)} are all stop_token_ids or one-token bad_words: no token is left to "
+                         f"draw before min_new_tokens={checked['min_new_tokens']}")
+
+
+def _id_fields(settings: "SamplingSettings"):
+    """(field name as shown, token id) of every token id the record names."""
+    for token, _ in settings.logit_bias:
+        yield "logit_bias token id", token
+    for i, word in enumerate(settings.bad_words):
+        yield from ((f"bad_words[{i}][{j}]", t) for j, t in enumerate(word))
+    yield from ((f"allowed_token_ids[{i}]", t) for i, t in enumerate(settings.allowed_token_ids or ()))
+    yield from ((f"stop_token_ids[{i}]", t) for i, t in enumerate(settings.stop_token_ids))
+
+
+def refuse_beyond_vocabulary(settings: "SamplingSettings", vocab_size: int, engine: str) -> None:
+    """A ValueError naming the field and the id when ``settings`` names a token id outside ``engine``'s vocabulary of
+    ``vocab_size`` ids."""
+    vocab_size = as_int("vocab_size", vocab_size, minimum=1)
+    for name, token in _id_fields(settings):
+        if token >= vocab_size:
+            raise ValueError(f"{name}={token} is not a token id of {engine}: its vocabulary has {vocab_size} ids (0..{vocab_size - 1})")
+
+
+def call_processor(function: Callable, history, logits):
+    """``function(history, logits)`` (a user's ``logits_processor``), checked: anything but an array or tensor of the
+    logits' shape is a :class:`specdec.errors.ContractError` naming the processor and the call (never broadcast into a
+    uniform row)."""
+    out = function(history, logits)
+    shape = tuple(getattr(logits, "shape", ()))
+    if not hasattr(out, "shape") or not hasattr(out, "dtype") or tuple(out.shape) != shape:
+        name = getattr(function, "__qualname__", None) or type(function).__name__
+        got = f"{type(out).__name__} of shape {tuple(out.shape)}" if hasattr(out, "shape") else f"{type(out).__name__} {out!r:.60}"
+        raise ContractError(f"the logits_processor {name} broke its Protocol ((history, logits) -> logits of the same shape): "
+                            f"called with a history of {len(history)} tokens and logits of shape {shape}, it returned {got}")
+    return out
 
 
 def _sequence(name: str, value) -> tuple:

@@ -6,7 +6,11 @@
 * ``allowed_token_ids``: ``prefix_allowed_tokens_fn`` answering the same ids at every step;
 * ``stop_token_ids``: ``eos_token_id`` (a list), with ``min_new_tokens`` forbidding them early;
 * ``logits_processor``: wrapped as a ``LogitsProcessor`` called row by row as ``(history, logits)``, the history a
-  list of token ids (prompt and generated) and the logits the row's torch tensor.
+  list of token ids (prompt and generated) and the logits the row's torch tensor; what it returns must be a row of
+  that shape (:func:`specdec.sampling_settings.call_processor`: a ContractError naming the processor otherwise).
+
+Given the model's ``vocab_size``, :func:`generate_kwargs` refuses token ids outside it by field (a ValueError);
+without it transformers' own processors meet them (an IndexError for allowed ids, a ValueError for biased ones).
 
 Refused by name: presence and frequency penalties (transformers has no such processor), ``samples_per_request``
 and ``seeded=False`` (rows are generated one at a time, each seeded by the adapter).
@@ -14,7 +18,7 @@ and ``seeded=False`` (rows are generated one at a time, each seeded by the adapt
 
 from __future__ import annotations
 
-from ..sampling_settings import SamplingSettings, refuse_unsupported
+from ..sampling_settings import SamplingSettings, call_processor, refuse_beyond_vocabulary, refuse_unsupported
 from ..warpers import SamplingConfig
 
 __all__ = ["ENGINE", "generate_kwargs", "generation_kwargs"]
@@ -50,13 +54,16 @@ class _UserProcessor:
     def __call__(self, input_ids, scores):
         out = scores.clone()
         for row in range(scores.shape[0]):
-            out[row] = self.function(input_ids[row].tolist(), scores[row].clone())
+            out[row] = call_processor(self.function, input_ids[row].tolist(), scores[row].clone())
         return out
 
 
-def generate_kwargs(settings: SamplingSettings) -> dict:
-    """``generate``'s keywords for ``settings`` (the warpers included; not ``eos_token_id`` when it has no stop tokens)."""
+def generate_kwargs(settings: SamplingSettings, vocab_size: int | None = None) -> dict:
+    """``generate``'s keywords for ``settings`` (the warpers included; not ``eos_token_id`` when it has no stop tokens);
+    ``vocab_size`` (the width of the model's logits), when given, refuses token ids outside it by field."""
     refuse_unsupported(settings, ENGINE, _REFUSED)
+    if vocab_size is not None:
+        refuse_beyond_vocabulary(settings, vocab_size, ENGINE)
     from transformers import LogitsProcessorList
 
     kwargs = dict(generation_kwargs(settings.sampling))

@@ -13,6 +13,12 @@ given) -> penalties -> top-k -> typical -> top-p -> min-p -> temperature -> draw
   them, ``processor(history, logits)`` with ``history = Llama._input_ids`` (numpy arrays);
 * stop tokens: the decoder ends a row after the first one it emits.
 
+The user's processor must return a row of the logits' shape (:func:`specdec.sampling_settings.call_processor`: a
+ContractError naming it otherwise, never a scalar broadcast into a uniform row).  Token ids outside the vocabulary are
+refused by field (a ValueError): when the stages are built, given ``vocab_size`` (``Llama.n_vocab()``), else when first
+called on a row.  (llama-cpp-python calls the stages from a ctypes callback, which prints an exception and goes on: the
+decoder must pass ``vocab_size``.)
+
 Refused by name: ``samples_per_request`` (one row at a time in this process) and ``seeded=False`` (the
 adapter seeds every row; llama.cpp's unseeded default reads the clock, which no check can reproduce).
 """
@@ -21,7 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...sampling_settings import SamplingSettings, refuse_unsupported, settings_from
+from ...sampling_settings import SamplingSettings, call_processor, refuse_beyond_vocabulary, refuse_unsupported, settings_from
 
 __all__ = ["ENGINE", "checked_settings", "generate_args", "processors"]
 
@@ -78,8 +84,34 @@ class _MinNewTokens:
         return logits
 
 
-def processors(settings: SamplingSettings, prompt_length: int) -> list | None:
-    """The Python processor stages for one row (None when none is asked)."""
+class _Vocabulary:
+    """The first stage: refuses, by field, token ids beyond the row's length (the vocabulary), once."""
+
+    def __init__(self, settings: SamplingSettings) -> None:
+        self.settings, self.checked = settings, None
+
+    def __call__(self, history, logits):
+        if self.checked != len(logits):
+            refuse_beyond_vocabulary(self.settings, len(logits), ENGINE)
+            self.checked = len(logits)
+        return logits
+
+
+class _User:
+    """The user's processor, its answer checked (:func:`specdec.sampling_settings.call_processor`)."""
+
+    def __init__(self, function) -> None:
+        self.function = function
+
+    def __call__(self, history, logits):
+        return call_processor(self.function, history, logits)
+
+
+def processors(settings: SamplingSettings, prompt_length: int, vocab_size: int | None = None) -> list | None:
+    """The Python processor stages for one row (None when none is asked); ``vocab_size``, when given, refuses token ids
+    outside the vocabulary now, by field."""
+    if vocab_size is not None:
+        refuse_beyond_vocabulary(settings, vocab_size, ENGINE)
     stages = []
     if settings.logit_bias:
         stages.append(_Bias(settings.logit_bias))
@@ -90,14 +122,14 @@ def processors(settings: SamplingSettings, prompt_length: int) -> list | None:
     if settings.min_new_tokens:
         stages.append(_MinNewTokens(settings.min_new_tokens, settings.stop_token_ids, prompt_length))
     if settings.logits_processor is not None:
-        stages.append(settings.logits_processor)
-    return stages or None
+        stages.append(_User(settings.logits_processor))
+    return [_Vocabulary(settings), *stages] if stages else None
 
 
-def generate_args(settings: SamplingSettings, prompt_length: int) -> dict:
-    """``Llama.generate``'s sampling keywords for one row of ``prompt_length`` prompt tokens."""
+def generate_args(settings: SamplingSettings, prompt_length: int, vocab_size: int | None = None) -> dict:
+    """``Llama.generate``'s sampling keywords for one row of ``prompt_length`` prompt tokens (``vocab_size``: :func:`processors`)."""
     refuse_unsupported(settings, ENGINE, _REFUSED)
-    stages = processors(settings, prompt_length)
+    stages = processors(settings, prompt_length, vocab_size)
     if stages is not None:
         from llama_cpp import LogitsProcessorList
 
