@@ -225,3 +225,14 @@ def test_transformers_raises_a_processors_broken_protocol_from_generate():
     decoder = HFGenerateDecoder(target, settings=SamplingSettings(temperature=0.7, logits_processor=scalar_processor))
     with pytest.raises(ContractError, match="scalar_processor"):
         decoder([[1, 2]], 2, 0)
+
+
+def test_the_transformers_decoder_refuses_an_id_beyond_its_models_vocabulary_by_field():
+    """An allowed id beyond the tiny model's 8 logits was transformers' bare IndexError inside generate."""
+    from fixtures.models import tiny_pair
+    from specdec.adapters.hf import HFGenerateDecoder
+
+    target, _ = tiny_pair(0, vocab_size=8)
+    decoder = HFGenerateDecoder(target, settings=SamplingSettings(allowed_token_ids=[1, 9]))
+    with pytest.raises(ValueError, match=r"allowed_token_ids\[1\]=9"):
+        decoder([[1, 2]], 2, 0)

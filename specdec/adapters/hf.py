@@ -115,7 +115,8 @@ class _HFDecoder:
 
     def _generate_kwargs(self) -> tuple[dict, set]:
         """(``generate``'s sampling keywords, the ids a row stops after: ``eos_token_id`` and the settings' stop tokens)."""
-        chosen = generation_kwargs(self.sampling) if self.settings is None else generate_kwargs(self.settings)
+        width = self.target.get_output_embeddings().weight.shape[0]  # the logits' width: ids beyond it refused by field
+        chosen = generation_kwargs(self.sampling) if self.settings is None else generate_kwargs(self.settings, vocab_size=width)
         stops = set(chosen.pop("eos_token_id", ())) | ({self.eos_token_id} if self.eos_token_id is not None else set())
         kwargs = {"min_new_tokens": 0, "eos_token_id": sorted(stops) if stops else None, **chosen}
         return kwargs, stops
