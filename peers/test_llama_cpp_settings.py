@@ -52,3 +52,24 @@ def test_a_presence_penalty_keeps_the_law_under_prompt_lookup(specdec_budget):
                  name="llama.cpp prompt lookup with a presence penalty vs no draft")
     print(report.format())
     assert report.verdict == "PASS" and report.speculation["drafts"] > 50, report.format()
+
+
+def _scalar_processor(history, logits):
+    return 0.0
+
+
+@pytest.mark.parametrize("settings, error, says", [
+    (sd.SamplingSettings(logits_processor=_scalar_processor), "ContractError", "_scalar_processor"),
+    (sd.SamplingSettings(allowed_token_ids=[1, 10**6]), "ValueError", "allowed_token_ids[1]=1000000"),
+])
+def test_a_stage_that_fails_inside_llama_cpps_callback_ends_the_row(settings, error, says):
+    """Issue 40, item 13: llama-cpp-python's ctypes callback prints and drops a processor's exception; the decoder
+    raises it instead of emitting tokens drawn from the unprocessed logits."""
+    subject, reference = matrix.build(settings)
+    try:
+        with pytest.raises(Exception) as raised:
+            subject([vllm_subjects.PROMPT], 2, 0)
+        assert type(raised.value).__name__ == error and says in str(raised.value), raised.value
+    finally:
+        subject.close()
+        reference.close()

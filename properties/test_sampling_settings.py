@@ -236,3 +236,22 @@ def test_the_transformers_decoder_refuses_an_id_beyond_its_models_vocabulary_by_
     decoder = HFGenerateDecoder(target, settings=SamplingSettings(allowed_token_ids=[1, 9]))
     with pytest.raises(ValueError, match=r"allowed_token_ids\[1\]=9"):
         decoder([[1, 2]], 2, 0)
+
+
+def test_llama_cpps_stages_keep_an_exception_its_ctypes_callback_would_drop():
+    """llama-cpp-python calls processors from a ctypes callback, which prints an exception and samples on from the
+    unchanged logits: the Guarded processor keeps it, passes the logits through, and the decoder raises it."""
+    import numpy as np
+
+    from specdec.adapters.llama_cpp.sampling_map import Guarded, processors, raise_processor_failure
+    from specdec.errors import ContractError
+
+    guarded = Guarded(processors(SamplingSettings(logits_processor=scalar_processor), 1))
+    logits = np.zeros(8, dtype=np.float32)
+    assert guarded(np.array([1, 2]), logits) is logits and isinstance(guarded.error, ContractError)
+    with pytest.raises(ContractError, match="scalar_processor"):
+        raise_processor_failure({"logits_processor": [guarded]})
+    fine = Guarded(processors(SamplingSettings(logit_bias={3: 1.0}), 1))
+    assert fine(np.array([1]), np.zeros(8, dtype=np.float32))[3] == 1.0 and fine.error is None
+    raise_processor_failure({"logits_processor": [fine]})
+    raise_processor_failure({"logits_processor": None})

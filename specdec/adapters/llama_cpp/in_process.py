@@ -59,7 +59,7 @@ from ..._validation import as_int, as_seed
 from ...sampling_settings import SamplingSettings
 from ...warpers import SamplingConfig
 from .._common import installed_version, request_seeds, require_version
-from .sampling_map import checked_settings, generate_args
+from .sampling_map import checked_settings, generate_args, raise_processor_failure
 
 SUPPORTED_LLAMA_CPP = ("0.3.36",)
 DISTRIBUTIONS = ("llama_cpp_python", "llama-cpp-python")
@@ -180,10 +180,10 @@ class LlamaCppDecoder:
             self._prefix = None
         return self._llm
 
-    def sampler_args(self, prompt_length: int = 1) -> dict:
+    def sampler_args(self, prompt_length: int = 1, vocab_size: int | None = None) -> dict:
         """``Llama.generate``'s sampling keywords for a row of ``prompt_length`` prompt tokens (:mod:`.sampling_map`):
-        the record's samplers and processors, every sampler it does not ask for neutral."""
-        return generate_args(self.sampling_settings, prompt_length)
+        the record's samplers and processors, every sampler it does not ask for neutral; ids beyond ``vocab_size`` refused."""
+        return generate_args(self.sampling_settings, prompt_length, vocab_size)
 
     def __call__(self, prompts, max_new_tokens: int, seed: int) -> list[list[int]]:
         max_new_tokens = as_int("max_new_tokens", max_new_tokens, minimum=0)
@@ -218,9 +218,11 @@ class LlamaCppDecoder:
         llm.set_seed(seed)  # generate builds this row's sampler chain (and its RNG) from it
         stops = set(self.sampling_settings.stop_token_ids) | (set() if self.ignore_eos else {llm.token_eos()})
         new: list[int] = []
-        tokens = llm.generate([prompt[-1]], reset=False, **self.sampler_args(len(prompt)))
+        args = self.sampler_args(len(prompt), llm.n_vocab())
+        tokens = llm.generate([prompt[-1]], reset=False, **args)
         try:
             for token in tokens:
+                raise_processor_failure(args)  # a stage's exception, dropped by llama-cpp-python's ctypes callback
                 new.append(int(token))
                 if len(new) == max_new_tokens or token in stops:
                     break

@@ -16,8 +16,10 @@ given) -> penalties -> top-k -> typical -> top-p -> min-p -> temperature -> draw
 The user's processor must return a row of the logits' shape (:func:`specdec.sampling_settings.call_processor`: a
 ContractError naming it otherwise, never a scalar broadcast into a uniform row).  Token ids outside the vocabulary are
 refused by field (a ValueError): when the stages are built, given ``vocab_size`` (``Llama.n_vocab()``), else when first
-called on a row.  (llama-cpp-python calls the stages from a ctypes callback, which prints an exception and goes on: the
-decoder must pass ``vocab_size``.)
+called on a row.  llama-cpp-python calls the stages from a ctypes callback (``_init_sampler``'s ``apply_func``), which
+prints an exception and goes on with the logits unchanged - a silent wrong law.  So :func:`generate_args` runs the stages
+inside one :class:`Guarded` processor that keeps the first exception and leaves the logits alone after it, and the decoder
+calls :func:`raise_processor_failure` after every token it reads: the row ends with that exception, its tokens unused.
 
 Refused by name: ``samples_per_request`` (one row at a time in this process) and ``seeded=False`` (the
 adapter seeds every row; llama.cpp's unseeded default reads the clock, which no check can reproduce).
@@ -29,7 +31,7 @@ import numpy as np
 
 from ...sampling_settings import SamplingSettings, call_processor, refuse_beyond_vocabulary, refuse_unsupported, settings_from
 
-__all__ = ["ENGINE", "checked_settings", "generate_args", "processors"]
+__all__ = ["ENGINE", "Guarded", "checked_settings", "generate_args", "processors", "raise_processor_failure"]
 
 ENGINE = "llama-cpp-python 0.3.36 (in process)"
 _REFUSED = {"samples_per_request": "rows are decoded one at a time in this process; there is no n",
@@ -126,14 +128,39 @@ def processors(settings: SamplingSettings, prompt_length: int, vocab_size: int |
     return [_Vocabulary(settings), *stages] if stages else None
 
 
+class Guarded:
+    """The stages as one processor: the first exception one raises is kept in ``error`` (a ctypes callback would drop
+    it), and the logits pass through unchanged from then on; :func:`raise_processor_failure` raises it."""
+
+    def __init__(self, stages) -> None:
+        self.stages, self.error = list(stages), None
+
+    def __call__(self, history, logits):
+        if self.error is None:
+            try:
+                for stage in self.stages:
+                    logits = stage(history, logits)
+            except Exception as error:  # noqa: BLE001 - kept for the decoder to raise in its own thread
+                self.error = error
+        return logits
+
+
+def raise_processor_failure(args: dict) -> None:
+    """Raise the exception a :class:`Guarded` processor of ``generate_args``' ``args`` kept, if any."""
+    for processor in args.get("logits_processor") or ():
+        if getattr(processor, "error", None) is not None:
+            raise processor.error
+
+
 def generate_args(settings: SamplingSettings, prompt_length: int, vocab_size: int | None = None) -> dict:
-    """``Llama.generate``'s sampling keywords for one row of ``prompt_length`` prompt tokens (``vocab_size``: :func:`processors`)."""
+    """``Llama.generate``'s sampling keywords for one row of ``prompt_length`` prompt tokens (``vocab_size``: :func:`processors`);
+    the processor stages run inside one :class:`Guarded` processor."""
     refuse_unsupported(settings, ENGINE, _REFUSED)
     stages = processors(settings, prompt_length, vocab_size)
     if stages is not None:
         from llama_cpp import LogitsProcessorList
 
-        stages = LogitsProcessorList(stages)
+        stages = LogitsProcessorList([Guarded(stages)])
     return dict(temp=float(settings.temperature), top_k=int(settings.top_k or 0), top_p=float(settings.top_p or 1.0),
                 min_p=float(settings.min_p or 0.0), typical_p=1.0, repeat_penalty=float(settings.repetition_penalty),
                 frequency_penalty=float(settings.frequency_penalty), presence_penalty=float(settings.presence_penalty), tfs_z=1.0,
