@@ -192,4 +192,18 @@ class HFPromptLookupDecoder(_HFDecoder):
         return {"prompt_lookup_num_tokens": self.num_draft_tokens, "max_matching_ngram_size": self.max_ngram_size}
 
 
+def hf_speculative_sampling_in_loop(draft_tokens: torch.Tensor, draft_probs: torch.Tensor | None, target_probs: torch.Tensor,
+                                    generator: torch.Generator) -> VerifyResult:
+    """:func:`hf_speculative_sampling` as a decoding loop's verifier: transformers' rule at every step that drafted; a
+    step without drafts (K = 0: the last token of a request, where the loop shrinks its drafts) is specdec's
+    autoregressive step (:func:`specdec.verify_tokens`, one target token) - transformers never calls its rule without
+    candidates, so there is nothing of its to test there."""
+    if draft_tokens.shape[1] == 0:
+        from ..verify import verify_tokens
+
+        return verify_tokens(draft_tokens, draft_probs, target_probs, generator)
+    return hf_speculative_sampling(draft_tokens, draft_probs, target_probs, generator)
+
+
 declare(hf_speculative_sampling, "token")  # transformers' _speculative_sampling is the token rule (F2-F4)
+declare(hf_speculative_sampling_in_loop, "token")

@@ -1,9 +1,9 @@
 """``specdec check``: the conformance engine on the embedded defaults (the main job), or on any
 importable SUBJECT.
 
-The embedded defaults: our token, block and multi-draft verifiers and our decoding loop, and
-transformers' ``_speculative_sampling`` and assisted generation through the adapters (tiny Llama
-pairs; transformers' subjects get a time budget, ``--hf-budget``).  It prints the plan and one
+The embedded defaults: our token, block, multi-draft and tree verifiers and our decoding loop, and
+transformers' ``_speculative_sampling`` (driving our loop) and assisted generation through the adapters,
+token by token (tiny Llama pairs; :mod:`.defaults`).  It prints the plan and one
 report per subject, writes one JSON object, and exits with the code of the worst verdict
 (:mod:`specdec.cli.exit_codes`).
 
@@ -271,7 +271,7 @@ def add_parser(sub) -> None:
     check.add_argument("--length", type=int, default=2, help="--kind decoder: tokens tested after each prompt; cells grow as V^length (default 2)")
     check.add_argument("--tv", type=float, default=0.01, help="TV deviation each check must detect with power 0.99 (default 0.01)")
     check.add_argument("--budget", type=float, help="seconds of sampling per subject, instead of planning n for --tv")
-    check.add_argument("--hf-budget", type=float, default=60.0, help="seconds of sampling per transformers subject (default 60)")
+    check.add_argument("--hf-budget", type=float, help="seconds of sampling per transformers subject (default: n planned for the TV)")
     check.add_argument("--only", choices=["verifiers", "multidraft", "trees", "decoders"], help="run one level only")
     check.add_argument("--family-alpha", type=float, default=1e-6,
                        help="false-alarm rate of each subject's report, Holm across its checks (default 1e-06)")

@@ -1,12 +1,18 @@
 """``specdec check``'s embedded defaults: every registered built-in scheme's reference verifier at its
-level (:mod:`specdec.schemes`), transformers' verifier through its adapter, and two decoders on a tiny
-Llama pair (ours and transformers' assisted generation).  transformers' subjects get a time budget
-(``--hf-budget``); decoders are planned for TV 0.02 at the least (they sample a few thousand sequences
-per second on a CPU)."""
+level (:mod:`specdec.schemes`), and three decoders on a tiny Llama pair: ours (whole sequences against the exact
+law, F35), transformers' ``_speculative_sampling`` driving our loop and transformers' assisted generation (every
+emitted token against the target's exact law, P1-P4 and P7: one transformers row or step at a time is too slow
+for whole-sequence cells at this TV, not for per-token ones).  Decoders are planned for TV 0.02 at the least;
+``--hf-budget`` puts transformers' subjects under a time budget instead (then a verdict may be INCONCLUSIVE).
+transformers' verifier alone over the catalogue's cases: ``specdec check specdec.adapters.hf:hf_speculative_sampling``
+(about 1,500 samples/s: TV 0.2 in a minute)."""
 
 from __future__ import annotations
 
+import functools
+
 DECODER_TV = 0.02
+TOKEN_LENGTH = 16  # tokens per answer of the per-token subjects: every one is an observation
 LEVELS = {"chain": "verifiers", "tree": "trees", "multidraft": "multidraft"}
 
 
@@ -37,37 +43,47 @@ def scheme_subjects(args, common: dict, planned: dict) -> list:
 
 def default_subjects(args, console) -> list:
     """(name, callable returning a Report) for the embedded defaults, in order."""
-    from ..conformance import check_decoder, check_verifier
-
     common = dict(seed=args.seed, device=args.device, console=console, call_timeout=args.call_timeout or None,
                   family_alpha=args.family_alpha, **args.campaign)
     planned = dict(tv=args.tv) if args.budget is None else dict(tv=args.tv, time_budget=args.budget)
     subjects = scheme_subjects(args, common, planned)
-    if args.only in (None, "verifiers"):
-        from ..adapters.hf import hf_speculative_sampling
-
-        hf = dict(tv=args.tv, time_budget=args.budget or args.hf_budget)
-        hf_common = {**common, "chunk_size": args.chunk_size or 1024}
-        subjects.append(("hf", lambda: check_verifier(hf_speculative_sampling, name="transformers _speculative_sampling", **hf, **hf_common)))
     if args.only in (None, "decoders"):
-
-        def decoders(which):
-            from ..adapters.hf import HFAssistedDecoder
-            from ..decoding import ModelDraft, SpeculativeDecoder
-            from ..decoding.models import TinyPairConfig, tiny_llama_pair
-
-            target, draft = tiny_llama_pair(1, TinyPairConfig(vocab_size=8))
-            shared = dict(prompts=[[1, 2, 3], [4, 5, 4, 5, 4]], length=2, eos_token_id=7, seed=args.seed, console=console,
-                          call_timeout=args.call_timeout or None, family_alpha=args.family_alpha, **args.campaign)
-            if which == "ours":
-                ours = SpeculativeDecoder(target, ModelDraft(draft), num_draft_tokens=2, eos_token_id=7)
-                budgeted = dict(tv=max(args.tv, DECODER_TV)) if args.budget is None else dict(tv=max(args.tv, DECODER_TV), time_budget=args.budget)
-                return check_decoder(ours, target, name="specdec generate (tiny Llama pair, K=2)", **budgeted, **shared)
-            theirs = HFAssistedDecoder(target, eos_token_id=7, assistant=draft, num_draft_tokens=2)
-            return check_decoder(
-                theirs, target, name="transformers assisted generation (tiny Llama pair, K=2)",
-                tv=max(args.tv, DECODER_TV), time_budget=args.budget or args.hf_budget, **shared,
-            )
-
-        subjects += [("ours", lambda: decoders("ours")), ("hf-assisted", lambda: decoders("hf"))]
+        subjects += [(name, functools.partial(_decoder_subject, name, args, console)) for name in DECODERS]
     return subjects
+
+
+DECODERS = ("ours", "hf-in-loop", "hf-assisted")
+PROMPTS = [[1, 2, 3], [4, 5, 4, 5, 4]]
+EOS = 7
+
+
+def _decoder_subject(which: str, args, console):
+    """One decoder subject on the tiny Llama pair: our loop against the exact sequence law (F35, F28); transformers'
+    ``_speculative_sampling`` driving our loop, and transformers' assisted generation, token by token against the
+    target's exact law (P1-P4, P7: every emitted token counts, so they reach their TV in about a minute where whole
+    sequences took several)."""
+    from ..adapters.hf import HFAssistedDecoder, hf_speculative_sampling_in_loop
+    from ..conformance import check_decoder, check_tokens
+    from ..decoding import ModelDraft, SpeculativeDecoder
+    from ..decoding.models import TinyPairConfig, tiny_llama_pair
+    from ..laws import TargetLawOracle
+
+    target, draft = tiny_llama_pair(1, TinyPairConfig(vocab_size=8))
+    shared = dict(seed=args.seed, console=console, call_timeout=args.call_timeout or None, family_alpha=args.family_alpha,
+                  **args.campaign)
+    planned = dict(tv=max(args.tv, DECODER_TV))
+    if args.budget is not None or (which != "ours" and args.hf_budget is not None):
+        planned["time_budget"] = args.budget if args.budget is not None else args.hf_budget
+    if which == "ours":
+        ours = SpeculativeDecoder(target, ModelDraft(draft), num_draft_tokens=2, eos_token_id=EOS)
+        return check_decoder(ours, target, PROMPTS, length=2, eos_token_id=EOS, name="specdec generate (tiny Llama pair, K=2)",
+                             **planned, **shared)
+    if which == "hf-in-loop":
+        subject = SpeculativeDecoder(target, ModelDraft(draft), num_draft_tokens=2, eos_token_id=EOS,
+                                     verifier=hf_speculative_sampling_in_loop)
+        name = "transformers _speculative_sampling in specdec's loop (tiny Llama pair, K=2), per token"
+    else:
+        subject = HFAssistedDecoder(target, assistant=draft, num_draft_tokens=2)
+        name = "transformers assisted generation (tiny Llama pair, K=2), per token"
+    return check_tokens(subject, TargetLawOracle(target), PROMPTS, length=TOKEN_LENGTH, eos_token_id=subject.eos_token_id,
+                        name=name, **planned, **shared)
