@@ -7,6 +7,17 @@ from with its sampler chain in its own order (:mod:`.sampler_chain`: truncation 
 temperature).  Each law is kept compact (:meth:`specdec.laws.TokenLaw.compact`: its support when small, else its
 32 most likely tokens and the rest's mass), so a chunk of answers over a 49,152-token vocabulary fits in memory.
 
+The whole sampling record (``settings=``, a :class:`specdec.SamplingSettings`): llama-cpp-python 0.3.36 runs a
+request's Python ``logits_processor`` as the first sampler of its chain (``Llama._init_sampler``: a custom sampler
+that hands ``processor(self._input_ids, logits)`` the raw float32 logits in id order), then the penalties over the
+tokens generated in the request, then top-k, top-p, min-p and the temperature (:mod:`.sampler_chain`).  specdec's
+adapter maps a logit bias, allowed ids, bad words, a minimum of new tokens and the user's processor onto Python stages
+(:func:`.sampling_map.processors`); this oracle calls the *same* stages on the *true* prefix - the prompt and the
+answer's own earlier tokens, what ``_input_ids`` holds when the engine samples without a draft - and then the chain,
+so its law is the engine's under the whole record.  A user processor must be a pure function of (history, logits):
+the oracle calls it again, once per position.  What the adapter refuses (``samples_per_request``, ``seeded=False``)
+the oracle refuses too, by name; stop tokens end an answer (the check's ``eos_token_id``).
+
 The floor: evaluated one token at a time, the oracle's logits are those of the engine without a draft (the same
 calls on the same build).  ggml's kernels round differently for other batch shapes, and an engine that
 verifies drafts evaluates blocks of K + 1 tokens: :meth:`LlamaCppOracle.measure_floor` states how far batch
@@ -31,6 +42,7 @@ from ...warpers import SamplingConfig
 from .._common import require_version
 from .in_process import DISTRIBUTIONS, SUPPORTED_LLAMA_CPP
 from .sampler_chain import ChainSettings, chain_law
+from .sampling_map import checked_settings, processors
 
 FLOOR = 1e-3  # per-token TV, a margin: one token at a time the oracle makes the calls the engine makes without a draft
 
@@ -42,11 +54,14 @@ class LlamaCppOracle:
 
     def __init__(self, model_path: str | os.PathLike, *, sampling: SamplingConfig = SamplingConfig(), n_ctx: int = 512,
                  floor: float = FLOOR, chain: ChainSettings | None = None, llama_args: dict | None = None,
-                 batch: bool = False) -> None:
+                 batch: bool = False, settings=None) -> None:
         if not isinstance(sampling, SamplingConfig):
             raise TypeError(f"sampling must be a specdec.SamplingConfig, got {type(sampling).__name__}")
+        if settings is not None and (sampling != SamplingConfig() or chain is not None):
+            raise ValueError("give sampling= (or chain=) or settings= (a SamplingSettings), not both")
         self.model_path = os.fspath(model_path)
-        self.chain = chain or ChainSettings.from_sampling(sampling)
+        self.sampling_settings = checked_settings(None if settings is not None else sampling, settings)
+        self.chain = chain or ChainSettings.from_settings(self.sampling_settings)
         self.n_ctx = as_int("n_ctx", n_ctx, minimum=2)
         self.floor = as_float("floor", floor, minimum=0.0, maximum=1.0)
         self.tolerance = 1e-6
@@ -60,10 +75,25 @@ class LlamaCppOracle:
     @property
     def settings(self) -> str:
         c = self.chain
+        chain = (f"T={c.temperature:g}" + (f", top_k={c.top_k}" if c.top_k else "") + (f", top_p={c.top_p:g}" if c.top_p < 1 else "")
+                 + (f", min_p={c.min_p:g}" if c.min_p else "") + (f", repeat={c.repeat_penalty:g}" if c.repeat_penalty != 1 else "")
+                 + (f", frequency={c.frequency_penalty:g}" if c.frequency_penalty else "")
+                 + (f", presence={c.presence_penalty:g}" if c.presence_penalty else ""))
+        stages = processors(self.sampling_settings, 1)
+        python = f"; Python stages of {self.sampling_settings.label}" if stages else ""
         return (f"llama.cpp's sampler chain on every position's logits ({'the answer in one batch' if self.batch else 'one token at a time'}; "
-                f"{os.path.basename(self.model_path)}; T={c.temperature:g}"
-                + (f", top_k={c.top_k}" if c.top_k else "") + (f", top_p={c.top_p:g}" if c.top_p < 1 else "")
-                + (f", min_p={c.min_p:g}" if c.min_p else "") + f"; floor {self.floor:g})")
+                f"{os.path.basename(self.model_path)}; {chain}{python}; floor {self.floor:g})")
+
+    def law(self, logits, prompt, answer_before) -> np.ndarray:
+        """The law (V,) the engine samples from at a position whose raw ``logits`` follow ``prompt`` and the answer's
+        earlier tokens ``answer_before``: the Python stages on the true prefix, then the chain (module docstring)."""
+        stages = processors(self.sampling_settings, len(prompt))
+        if stages:
+            history = np.asarray([*prompt, *answer_before], dtype=np.intc)
+            logits = np.array(logits, dtype=np.float32)
+            for stage in stages:
+                logits = stage(history, logits)
+        return chain_law(logits, answer_before, self.chain)
 
     @property
     def llm(self):
@@ -100,7 +130,7 @@ class LlamaCppOracle:
         out = []
         for prompt, continuation in zip(prompts, continuations):
             rows = self.logits(prompt, continuation) if len(continuation) else []
-            out.append([row_law(chain_law(rows[t], continuation[:t], self.chain)) for t in range(len(continuation))])
+            out.append([row_law(self.law(rows[t], prompt, continuation[:t])) for t in range(len(continuation))])
         return out
 
     def measure_floor(self, prompt, answers) -> dict:
@@ -127,7 +157,7 @@ class LlamaCppOracle:
                 single.append(np.array(llm.scores[llm.n_tokens - 1], dtype=np.float32))
             for t, row in enumerate(single):
                 max_logit = max(max_logit, float(np.max(np.abs(batched[t] - row))))
-                a, b = chain_law(batched[t], answer[:t], self.chain), chain_law(row, answer[:t], self.chain)
+                a, b = self.law(batched[t], prompt, answer[:t]), self.law(row, prompt, answer[:t])
                 by_position.setdefault(t, []).append(0.5 * float(np.abs(a - b).sum()))
         means = [float(np.mean(v)) for v in by_position.values()]
         return {"floor": max(means, default=0.0), "max_tv": max((max(v) for v in by_position.values()), default=0.0),

@@ -40,6 +40,13 @@ class ChainSettings:
     last_n: int = 64  # Llama(last_n_tokens_size=64)
 
     @classmethod
+    def from_settings(cls, settings) -> "ChainSettings":
+        """From a :class:`specdec.SamplingSettings`: its samplers and penalties (the Python stages are
+        :func:`specdec.adapters.llama_cpp.sampling_map.processors`)."""
+        return cls(float(settings.temperature), int(settings.top_k or 0), float(settings.top_p or 1.0), float(settings.min_p or 0.0),
+                   float(settings.repetition_penalty), float(settings.frequency_penalty), float(settings.presence_penalty))
+
+    @classmethod
     def from_sampling(cls, sampling) -> "ChainSettings":
         """From a :class:`specdec.SamplingConfig` (temperature, top-k, top-p, min-p; every other sampler neutral)."""
         return cls(float(sampling.temperature), int(sampling.top_k or 0), float(sampling.top_p or 1.0), float(sampling.min_p or 0.0))
