@@ -108,7 +108,8 @@ def test_check_a_decoder_subject_against_a_target_factory(capsys):
         (["fixtures.subjects:my_decoder", "--kind", "decoder", "--target", "a:b", "--prompts", "1,x"], "--prompts must be"),
         (["fixtures.subjects:my_verifier", "--prompts", "1"], "--prompts is for --kind decoder"),
         (["fixtures.subjects:my_verifier", "--only", "verifiers"], "--only picks among the embedded defaults"),
-        (["--kind", "decoder"], "--kind, --target, --prompts, --eos, --max-new-tokens, --reference, --reference-server and --n need a SUBJECT"),
+        (["--kind", "decoder"], "--kind, --target, --prompts (--prompt, --prompts-file, --tokenizer, --chat), --eos, --max-new-tokens, "
+                                "--reference, --reference-server and --n need a SUBJECT"),
         (["--reference", "fixtures.subjects:autoregressive_decoder"], "need a SUBJECT (package.module:attr) or --server"),
         (["--server", "http://127.0.0.1:9"], "--server needs --model"),
         (["fixtures.subjects:my_decoder", "--kind", "decoder", "--prompts", "1,2", "--target", "fixtures.subjects:tiny_target",

@@ -21,7 +21,7 @@ import os
 import sys
 
 from ..settings import DEFAULT_CALL_TIMEOUT
-from . import servers
+from . import prompt_sources, servers
 from ._args import UsageError, device, seconds, unit_interval, writable
 from .report_file import ReportFile, read_resume
 
@@ -61,16 +61,6 @@ def conforming(spec: str, subject, kind: str):
     except ValueError:  # builtins without a signature: let the engine's contract checks speak
         pass
     return subject
-
-
-def _prompts(text: str | None) -> list[list[int]]:
-    if not text:
-        raise UsageError("--kind decoder needs --prompts, token ids such as '1,2,3;4,5' (';' between prompts)")
-    try:
-        prompts = [[int(x) for x in part.split(",")] for part in text.split(";")]
-    except ValueError:
-        raise UsageError(f"--prompts must be ';'-separated lists of comma-separated token ids, got {text!r}") from None
-    return prompts
 
 
 def _subject_runs(args, console) -> list:
@@ -145,12 +135,12 @@ def _validate(args) -> None:
     args.resume_document = read_resume(args.resume)
     args.device = device(args.device)
     servers.validate(args)
-    decoder_only = {"--target": args.target, "--prompts": args.prompts, "--eos": args.eos, "--max-new-tokens": args.max_new_tokens,
+    decoder_only = {"--target": args.target, **prompt_sources.given(args), "--eos": args.eos, "--max-new-tokens": args.max_new_tokens,
                     "--reference": args.reference, "--reference-server": args.reference_server, "--n": args.n}
     if args.subject is None and args.server is None:
         if args.kind is not None or any(v is not None for v in decoder_only.values()):
-            raise UsageError("--kind, --target, --prompts, --eos, --max-new-tokens, --reference, --reference-server and --n "
-                             "need a SUBJECT (package.module:attr) or --server")
+            raise UsageError("--kind, --target, --prompts (--prompt, --prompts-file, --tokenizer, --chat), --eos, --max-new-tokens, "
+                             "--reference, --reference-server and --n need a SUBJECT (package.module:attr) or --server")
         return
     if args.only is not None:
         raise UsageError("--only picks among the embedded defaults; with a SUBJECT use --kind")
@@ -165,12 +155,12 @@ def _validate(args) -> None:
                          "or --reference / --reference-server (two samples)")
     if args.target is not None and servers.two_sample(args):
         raise UsageError("give --target (a law specdec computes) or --reference / --reference-server (two samples), not both")
-    args.prompts = _prompts(args.prompts)
     if args.length < 1:
         raise UsageError(f"--length must be >= 1, got {args.length}")
     if args.max_new_tokens is not None and args.max_new_tokens < args.length:
         raise UsageError(f"--max-new-tokens must be >= --length ({args.length}), got {args.max_new_tokens}")
     args.eos = _ids("--eos", args.eos)
+    args.prompts, args.prompt_record = prompt_sources.resolve(args)  # last: it may load a tokenizer or ask the server
 
 
 def _ids(name: str, text: str | None) -> list[int] | None:
@@ -202,6 +192,10 @@ def check_command(args) -> int:
     _validate(args)
     console = Console.for_cli()
     args.report_file = ReportFile(args.json, args.seed)
+    record = getattr(args, "prompt_record", None)
+    if record is not None:
+        args.report_file.prompts = record
+        print(prompt_sources.summary(record), flush=True)
     args.campaign = dict(checkpoint=args.report_file.checkpoint if args.json else None, resume=args.resume_document,
                          chunk_size=args.chunk_size)
     if args.subject is None and args.server is None:
@@ -267,7 +261,8 @@ def add_parser(sub) -> None:
                        help="package.module:attr of a verifier, multi-draft verifier or decoder to check instead of the defaults")
     check.add_argument("--kind", choices=list(PROTOCOLS), help="the SUBJECT's Protocol (default: verifier)")
     check.add_argument("--target", metavar="MODULE:ATTR", help="--kind decoder: the target law (TargetLaw, transformers model, or a function returning one)")
-    check.add_argument("--prompts", help="--kind decoder: prompts as token ids, e.g. '1,2,3;4,5'")
+    check.add_argument("--prompts", help="--kind decoder, --server: prompts as token ids, e.g. '1,2,3;4,5' (text: --prompt, "
+                                         "--prompts-file; none: the embedded workload)")
     check.add_argument("--length", type=int, default=2, help="--kind decoder: tokens tested after each prompt; cells grow as V^length (default 2)")
     check.add_argument("--tv", type=float, default=0.01, help="TV deviation each check must detect with power 0.99 (default 0.01)")
     check.add_argument("--budget", type=float, help="seconds of sampling per subject, instead of planning n for --tv")
@@ -288,5 +283,6 @@ def add_parser(sub) -> None:
     check.add_argument("--max-new-tokens", type=int,
                        help="--kind decoder: tokens asked of the decoder per row, >= --length (default: --length plus the decoder's "
                             "num_draft_tokens when it states one, else plus 4), so full blocks are verified at the tested positions")
+    prompt_sources.add_arguments(check)
     servers.add_arguments(check)
     check.set_defaults(run=check_command)

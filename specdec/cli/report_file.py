@@ -1,9 +1,10 @@
 """``specdec check``'s JSON file: one document for the run, written atomically, kept current while it runs.
 
 The document says which run it is from (time, seed, command, versions), the overall verdict, whether
-the run completed, and one entry per subject: its report (``Report.to_dict``, with its checkpoint under
-``resume``), or, for the subject being checked, ``"verdict": "RUNNING"`` and its latest checkpoint -
-written every few seconds while it samples, so a run stopped at any moment (Ctrl-C, a CI timeout, a
+the run completed, a decoder's prompts (as given and as token ids: :mod:`.prompt_sources`), and one
+entry per subject: its report (``Report.to_dict``, with its checkpoint under ``resume``), or, for the
+subject being checked, ``"verdict": "RUNNING"`` and its latest checkpoint - written every few seconds
+while it samples, so a run stopped at any moment (Ctrl-C, a CI timeout, a
 machine restart) leaves a whole file that ``specdec check --resume FILE`` continues from.
 """
 
@@ -25,6 +26,7 @@ class ReportFile:
     def __init__(self, path: str | None, seed: int) -> None:
         self.path, self.seed = path, seed
         self.reports: list = []
+        self.prompts: dict | None = None  # a decoder's prompts as given and as token ids (prompt_sources.resolve's record)
 
     def document(self, overall: str, complete: bool, running: dict | None = None) -> dict:
         from ..conformance.report import library_versions
@@ -34,7 +36,8 @@ class ReportFile:
             subjects.append(running)
         return {"verdict": overall, "complete": complete,
                 "written_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-                "seed": self.seed, "argv": sys.argv[1:], "versions": library_versions(), "subjects": subjects}
+                "seed": self.seed, "argv": sys.argv[1:], "versions": library_versions(),
+                **({"prompts": self.prompts} if self.prompts is not None else {}), "subjects": subjects}
 
     def write(self, overall: str, complete: bool, running: dict | None = None) -> None:
         if self.path is None:
