@@ -12,7 +12,9 @@ subject instead (the working directory is on the import path); a subject that ca
 or does not satisfy its Protocol is a one-line error naming the Protocol (exit 2).  A running
 server (``--server URL``) is a decoder too, ``--reference`` / ``--reference-server`` check a
 decoder against another one (two samples), and ``--oracle-server`` checks every token a server emits
-against another server's per-token laws, beside the A/B check: :mod:`specdec.cli.servers`.
+against another server's per-token laws, beside the A/B check: :mod:`specdec.cli.servers`.  A decoder's prompts
+are token ids, text, a JSONL file, or by default the embedded workload, tokenised by the server or a tokenizer folder
+during the argument checks: :mod:`specdec.cli.prompt_sources`.
 """
 
 from __future__ import annotations

@@ -34,7 +34,8 @@ TOKENIZING = ("--tokenizer", "--chat")  # options that only mean something when 
 
 
 def add_arguments(check) -> None:
-    group = check.add_argument_group("prompts of a decoder (--server, --kind decoder): one source; none: the embedded workload")
+    group = check.add_argument_group("prompts of a decoder (--server, --kind decoder): one of --prompts, --prompt, --prompts-file; "
+                                     "none: the embedded workload")
     group.add_argument("--prompt", action="append", metavar="TEXT",
                        help="a text prompt (repeat for more), tokenised by --tokenizer or else by the --server's own /tokenize")
     group.add_argument("--prompts-file", metavar="FILE",

@@ -9,6 +9,9 @@
   emits (:func:`specdec.conformance.check_tokens`, :class:`specdec.adapters.vllm.server_oracle.VLLMServerOracle`)
   and as the reference of the A/B check beside it: two reports under one family alpha, half each.
 
+Prompts (``--prompts`` ids, ``--prompt`` text, ``--prompts-file``, or none: the embedded workload) are tokenised by
+the ``--server``'s own ``/tokenize`` or ``--tokenizer``: :mod:`specdec.cli.prompt_sources`.
+
 Sampling settings (``--temperature``, ``--top-p``, ``--top-k``) are sent with every request to a
 server; a ``--target`` must be warped the same way.
 """

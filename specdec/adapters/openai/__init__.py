@@ -4,6 +4,7 @@
   (which servers can be checked through it: its docstring);
 * :mod:`.requests` - a call's requests and their seeds; :mod:`.wire` - HTTP, answers read by the
   contract, the ``/metrics`` counters;
+* :mod:`.tokenize` - a server's own ``POST /tokenize`` (vLLM's text and chat forms, llama-server's text form);
 * :mod:`.process` - :class:`ServerProcess`, a server subprocess that is always stopped, by process id.
 """
 
