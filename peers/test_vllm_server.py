@@ -129,6 +129,28 @@ def test_the_n_samples_of_a_request_are_those_of_seeds_seed_plus_i(servers, name
     assert together == alone and len(set(map(tuple, together))) > 1, (together, alone)
 
 
+def test_the_servers_own_tokenize_gives_the_model_tokenizers_ids(servers):
+    """``specdec check --server`` tokenises text and the embedded workload's chat messages with vLLM's ``POST /tokenize``
+    (issue 38, item 6): the ids are those transformers gives with the same model folder (text with its special tokens,
+    messages through the chat template with the assistant prefix), and the CLI's default prompts are those ids."""
+    from transformers import AutoTokenizer
+
+    from specdec.adapters.openai.tokenize import server_tokenize
+    from specdec.cli import build_parser
+    from specdec.cli.check import _validate
+    from specdec.workload.prompt_inputs import DEFAULT_KINDS
+    from specdec.workload.prompts import chat_ids
+    from specdec.workload.texts import PROMPTS
+
+    tokenizer, url = AutoTokenizer.from_pretrained(smollm2_dir()), servers["plain"].base_url
+    text = "The old harbour of Calden was rebuilt in 1874."
+    assert server_tokenize(url, MODEL, text=text) == tokenizer.encode(text)
+    expected = [chat_ids(tokenizer, PROMPTS[kind][0]) for kind in DEFAULT_KINDS]
+    args = build_parser().parse_args(["check", "--server", url, "--model", MODEL, "--reference-server", url, "--json", "/dev/null"])
+    _validate(args)
+    assert args.prompts == expected and args.prompt_record["tokenizer"] == f"POST {url}/tokenize"
+
+
 def test_the_speculative_server_as_shipped_fails(servers):
     """vLLM #55005 through the server: expected FAIL, run outside the budget (it costs no alpha)."""
     report = sd.check_ab(decoder(servers, "ngram"), decoder(servers, "plain"), [vllm_subjects.PROMPT], length=2, n=N_FAIL,
