@@ -81,6 +81,26 @@ def test_with_one_seed_the_draft_changes_no_token():
     assert len({tuple(r) for r in without}) >= 4  # the rows are draws, not copies
 
 
+def test_the_decoder_marks_the_tokens_drawn_where_a_draft_was_verified():
+    decoder = LlamaCppDecoder(llama_subjects.gguf_path(), num_pred_tokens=4, sampling=llama_subjects.SAMPLING, n_ctx=256,
+                              llama_args={"n_threads": 1})
+    control = LlamaCppDecoder(llama_subjects.gguf_path(), sampling=llama_subjects.SAMPLING, n_ctx=256, llama_args={"n_threads": 1})
+    try:
+        rows = decoder([llama_subjects.PROMPT] * 8, 12, 5)
+        marks, counts = decoder.last_drafted(), decoder.speculation_counts()
+        assert [len(m) for m in marks] == [len(r) for r in rows] == [12] * 8
+        assert not any(m[0] for m in marks)  # the first token comes from the prompt's row: no draft yet
+        drafted = sum(map(sum, marks))
+        # every kept draft is a drafted position, and every step with drafts draws at least one there
+        assert counts["accepted_tokens"] <= drafted and counts["drafts"] <= drafted + 8, (drafted, counts)
+        assert 0 < drafted < 8 * 12, marks
+        control([llama_subjects.PROMPT] * 2, 5, 5)
+        assert control.last_drafted() == [[False] * 5] * 2  # no draft, no drafted position
+    finally:
+        decoder.close()
+        control.close()
+
+
 def test_a_lossy_acceptance_is_caught_and_located():
     report = ab(llama_subjects.lookup_planted, llama_subjects.plain, N_PLANTED, seed=4, family_alpha=1e-6,
                 name="llama.cpp prompt lookup K=4, top-2 acceptance (planted) vs no draft")

@@ -16,7 +16,9 @@ new token ids per prompt:
   rows before it;
 * ``num_pred_tokens=K`` drafts with ``llama_cpp.llama_speculative.LlamaPromptLookupDecoding`` (prompt lookup,
   its default ``max_ngram_size=2``); None is the control, no draft;
-* :meth:`speculation_counts` counts the drafts, drafted tokens and accepted tokens of the real generation.
+* :meth:`speculation_counts` counts the drafts, drafted tokens and accepted tokens of the real generation, and
+  :meth:`last_drafted` says at which emitted tokens of the last call a draft was verified
+  (:class:`specdec.protocols.DraftMarker`: the per-token check's drafted / not drafted strata).
 
 How llama-cpp-python 0.3.36 speculates (``Llama.generate``): after each sampled token it asks the draft for
 up to K tokens, evaluates the sampled token and the drafts in one batch (``logits_all``), then samples the
@@ -59,6 +61,8 @@ from ..._validation import as_int, as_seed
 from ...sampling_settings import SamplingSettings
 from ...warpers import SamplingConfig
 from .._common import installed_version, request_seeds, require_version
+from .draft_counts import CountingDraft as _CountingDraft
+from .draft_counts import count_acceptance as _count_acceptance
 from .sampling_map import checked_settings, generate_args, raise_processor_failure
 
 SUPPORTED_LLAMA_CPP = ("0.3.36",)
@@ -70,23 +74,6 @@ _OWN_ARGS = frozenset({"model_path", "n_ctx", "draft_model", "logits_all", "verb
 def row_seeds(seed: int, count: int) -> list[int]:
     """``count`` independent 32-bit seeds for llama.cpp's sampler, derived from ``seed``, never 0xFFFFFFFF."""
     return [s % _LLAMA_DEFAULT_SEED for s in request_seeds(seed, count)]
-
-
-class _CountingDraft:
-    """Prompt lookup as the engine calls it, counting what it drafts (the tokens ``generate`` evaluates)."""
-
-    def __init__(self, lookup, counts: dict, n_ctx: int) -> None:
-        self.lookup = lookup
-        self.counts = counts
-        self.n_ctx = n_ctx
-
-    def __call__(self, input_ids, /, **kwargs):
-        drafted = self.lookup(input_ids, **kwargs)
-        used = max(0, min(len(drafted), self.n_ctx - len(input_ids)))  # generate's own truncation to n_ctx
-        if used:
-            self.counts["drafts"] += 1
-            self.counts["draft_tokens"] += used
-        return drafted
 
 
 def _checked_args(model_path, num_pred_tokens, ignore_eos, name, setup, llama_args) -> tuple[list, dict]:
@@ -140,6 +127,8 @@ class LlamaCppDecoder:
         self._llm = None
         self._prefix: tuple | None = None  # the prompt prefix whose KV cells the context holds
         self._counts = {"drafts": 0, "draft_tokens": 0, "accepted_tokens": 0}
+        self._row_marks: list[bool] = []  # per draw of the running row: was a draft verified at its position
+        self._last_drafted: list[list[bool]] = []
 
     @property
     def settings(self) -> str:
@@ -175,7 +164,7 @@ class LlamaCppDecoder:
             for step in self.setup:
                 step(llm)
             if draft is not None:
-                _count_acceptance(llm, self._counts)
+                _count_acceptance(llm, self._counts, self._row_marks)
             self._llm = llm
             self._prefix = None
         return self._llm
@@ -192,12 +181,23 @@ class LlamaCppDecoder:
         rows = _checked_rows(prompts, llm.n_vocab(), max_new_tokens, self.n_ctx, self.num_pred_tokens)
         seeds = row_seeds(seed, len(rows))
         outputs: list[list[int]] = [[] for _ in rows]
+        marks: list[list[bool]] = [[] for _ in rows]
         if max_new_tokens:
             # rows of one prompt together: one evaluation of its prefix serves them all (a row's tokens do not
             # depend on the order rows are run in: each has its own seed and starts from the same state)
             for i in sorted(range(len(rows)), key=lambda i: rows[i]):
                 outputs[i] = self._row(llm, rows[i], seeds[i], max_new_tokens)
+                marks[i] = list(self._row_marks[:len(outputs[i])]) if self.num_pred_tokens is not None else [False] * len(outputs[i])
+        self._last_drafted = marks
         return outputs
+
+    def last_drafted(self) -> list[list[bool]]:
+        """Per row of the last call, per emitted token: True where a drafted token was verified at its position (the
+        draw kept the draft or replaced it), False for a bonus draw after every draft was kept and for draws without a
+        draft (the control's are all False).  ``generate`` draws each emitted token once, in order, at position
+        ``idx`` of its batch: a draft was verified there iff the batch holds a drafted token at ``idx + 1``
+        (:func:`.draft_counts.count_acceptance`)."""
+        return [list(row) for row in self._last_drafted]
 
     def _row(self, llm, prompt: list[int], seed: int, max_new_tokens: int) -> list[int]:
         """One row: the prompt's prefix in the KV cache, nothing else, then ``generate`` from its last token.
@@ -218,6 +218,7 @@ class LlamaCppDecoder:
         llm.set_seed(seed)  # generate builds this row's sampler chain (and its RNG) from it
         stops = set(self.sampling_settings.stop_token_ids) | (set() if self.ignore_eos else {llm.token_eos()})
         new: list[int] = []
+        self._row_marks.clear()
         args = self.sampler_args(len(prompt), llm.n_vocab())
         tokens = llm.generate([prompt[-1]], reset=False, **args)
         try:
@@ -265,24 +266,6 @@ def _checked_rows(prompts, vocab: int, max_new_tokens: int, n_ctx: int, num_pred
                              f"num_pred_tokens={num_pred_tokens} it does not fit n_ctx={n_ctx}")
         rows.append(row)
     return rows
-
-
-def _count_acceptance(llm, counts: dict) -> None:
-    """Wrap ``llm.sample`` (whatever it is after ``setup``) to count the drafted tokens it keeps.
-
-    ``generate`` samples at position ``idx`` with the drafted token (if any) at ``idx + 1`` already evaluated
-    (``idx + 1 < llm.n_tokens``) and keeps the draft iff the sampled token equals it: the same comparison is
-    made here, on the token the (possibly patched) ``sample`` returns.  Nothing else changes."""
-    sample = llm.sample
-
-    def counted(*args, **kwargs):
-        token = sample(*args, **kwargs)
-        idx = kwargs.get("idx")
-        if idx is not None and idx + 1 < llm.n_tokens and int(token) == int(llm.input_ids[idx + 1]):
-            counts["accepted_tokens"] += 1
-        return token
-
-    llm.sample = counted
 
 
 __all__ = ["DISTRIBUTIONS", "SUPPORTED_LLAMA_CPP", "LlamaCppDecoder", "row_seeds"]

@@ -41,7 +41,8 @@ from ..._validation import as_int
 from ...laws.speedup import StepCosts
 from ...warpers import SamplingConfig
 from .._common import require_version
-from .in_process import DISTRIBUTIONS, SUPPORTED_LLAMA_CPP, LlamaCppDecoder, _CountingDraft
+from .draft_counts import CountingDraft as _CountingDraft
+from .in_process import DISTRIBUTIONS, SUPPORTED_LLAMA_CPP, LlamaCppDecoder
 
 NAME = "llama.cpp-lookup"
 N_CTX = 8192  # SmolLM2's trained context: the bench's longest prompts (4,096 tokens) fit with room to spare
@@ -74,7 +75,7 @@ class _SharedLlama:
         return self.llm
 
     def _count_acceptance(self) -> None:
-        """As :func:`specdec.adapters.llama_cpp._count_acceptance`, into the active decoder's counters and its
+        """As :func:`specdec.adapters.llama_cpp.draft_counts.count_acceptance`, into the active decoder's counters and its
         current step: a draw at ``idx`` with a drafted token at ``idx + 1`` verifies that draft."""
         llm, sample = self.llm, self.llm.sample
 
