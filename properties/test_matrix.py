@@ -151,3 +151,44 @@ def test_greedy_cells_compare_outputs_row_by_row():
 
     refused = compare_greedy(refusing, same, [[1]], length=2)
     assert cell_verdict(refused)[0] == "REFUSED" and '"kind": "greedy equality"' in refused.to_json()
+
+
+def test_a_stopped_matrix_run_resumes_at_the_next_unfinished_cell(tmp_path):
+    from scripts.matrix import runner
+
+    plan = [("lookup", name) for name in ("base", "min-p", "bias")]
+    ran, stop = [], [True]
+
+    class Stopped(Exception):
+        pass
+
+    def cell_of(number, method, name, budget):
+        ran.append((number, name))
+        if name == "bias" and stop.pop():
+            raise Stopped  # the first run stops in its second cell
+        return Cell("E", method, name, "T=1", "PASS", 0.1, 10)
+
+    with pytest.raises(Stopped):
+        runner.run(plan[:1] + plan[2:], cell_of, file="e.json", engine="transformers", n=10, append=False, seconds_per_cell=1, out=tmp_path)
+    assert [c.setting for c in read_cells(tmp_path / "e.json")[1]] == ["base"]
+    ran.clear()
+    stop.append(False)
+    runner.run(plan, cell_of, file="e.json", engine="transformers", n=10, append=False, seconds_per_cell=1, out=tmp_path, resume=True)
+    assert ran == [(2, "min-p"), (3, "bias")]  # numbered as in the whole plan: the seeds of an uninterrupted run
+    header, cells = read_cells(tmp_path / "e.json")
+    assert [c.setting for c in cells] == ["base", "min-p", "bias"] and len(header["runs"]) == 2
+
+
+def test_per_token_cells_make_their_own_table_with_the_control_and_the_oracle_floor():
+    from specdec.conformance.token_cells import token_table
+
+    cell = Cell("E", "lookup", "penalty", "T=1 presence=1.5", "PASS", 0.03, 1200, 300, 1200, 800, 61.0, "",
+                {"kind": "per token", "control_verdict": "PASS", "control_reached_tv": 0.029, "token_verdict": "PASS",
+                 "token_reached_tv": 0.03, "tokens": 38400, "drafted_tokens": None, "ab_verdict": "PASS", "ab_reached_tv": 0.4,
+                 "ab_samples": 400, "oracle_floor": 0.005})
+    control_fail = Cell("E", "lookup", "bias", "T=1 bias", "CONTROL FAIL", 0.05, 0, detail="the oracle does not match",
+                        extra={"kind": "per token", "control_verdict": "FAIL", "control_reached_tv": 0.05, "oracle_floor": 0.005})
+    head, rule, first, second = token_table([cell, control_fail]).splitlines()
+    assert head.count("|") == rule.count("|") == first.count("|") == second.count("|")
+    assert "PASS (0.029)" in first and "38,400" in first and "PASS (0.400, 400)" in first and "0.005" in first
+    assert "**CONTROL FAIL**" in second and "FAIL (0.050)" in second

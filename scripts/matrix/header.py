@@ -22,8 +22,9 @@ def _version(names) -> str | None:
     return None
 
 
-def header(engine: str, n: int) -> dict:
+def header(engine: str, n: int | None, tv: float | None = None) -> dict:
+    """The header of a matrix file: ``n`` samples per side (A/B cells), or ``tv`` the per-token cells' planned TV."""
     versions = library_versions()
     versions[engine] = _version(DISTRIBUTIONS[engine])
     return {"engine": engine, "date": datetime.date.today().isoformat(), "commit": git_commit(str(ROOT)), "versions": versions,
-            "samples_per_side": n}
+            "samples_per_side": n, **({} if tv is None else {"per_token_tv": tv})}

@@ -16,15 +16,23 @@ from .header import header
 ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / ".peers" / "matrix"  # reports and server logs (not committed)
 CELLS = ROOT / "docs" / "data" / "matrix"  # the cells, committed: the table is rebuilt from them and later runs append
+RUN_KEYS = ("date", "commit", "samples_per_side", "per_token_tv")  # what a file's header says of each run that wrote cells
 FAMILY_ALPHA = 1e-6  # each engine's matrix run, over 4 checks per cell at most
 
 
-def arguments(doc: str, default_n: int, methods: list[str], names: list[str], argv=None) -> argparse.Namespace:
+def arguments(doc: str, default_n: int | None, methods: list[str], names: list[str], argv=None, *,
+              default_tv: float | None = None) -> argparse.Namespace:
+    """The driver's command line: ``--n`` samples per side (A/B cells), or with ``default_tv`` the per-token ``--tv``."""
     parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
-    parser.add_argument("--n", type=int, default=default_n, help=f"samples per side and cell (default {default_n})")
+    if default_tv is None:
+        parser.add_argument("--n", type=int, default=default_n, help=f"samples per side and cell (default {default_n})")
+    else:
+        parser.add_argument("--tv", type=float, default=default_tv, help=f"per-token TV each cell is planned for (default {default_tv})")
     parser.add_argument("--method", nargs="*", default=methods[:1], choices=methods, help=f"default {methods[0]}")
     parser.add_argument("--only", nargs="*", default=None, choices=names, metavar="SETTING", help="settings to run (default: all)")
     parser.add_argument("--append", action="store_true", help="keep the file's other cells (replace only the ones run)")
+    parser.add_argument("--resume", action="store_true",
+                        help="continue a stopped run: keep the file's cells and run only the planned cells it does not hold yet")
     parser.add_argument("--out", type=Path, default=CELLS, help=f"the cells' folder (default {CELLS.relative_to(ROOT)})")
     return parser.parse_args(argv)
 
@@ -41,19 +49,27 @@ def keeper(engine: str, method: str, setting: str):
 
 
 def run(plan: list[tuple[str, str]], cell_of: Callable[[int, str, str, ErrorBudget], Cell], *, file: str, engine: str, n: int,
-        append: bool, seconds_per_cell: float, out: Path = CELLS) -> list[Cell]:
-    """Run ``cell_of(number, method, setting, budget)`` for each (method, setting) of ``plan``; the cells go to ``out / file``."""
+        append: bool, seconds_per_cell: float, out: Path = CELLS, resume: bool = False, checks_per_cell: int = 4,
+        tv: float | None = None) -> list[Cell]:
+    """Run ``cell_of(number, method, setting, budget)`` for each (method, setting) of ``plan``; the cells go to ``out / file``.
+    ``resume``: keep the file's cells and skip the planned cells it already holds (a stopped run continues at the next
+    unfinished cell; each cell keeps its number, so its seeds are those of the uninterrupted run).  ``tv``: per-token
+    cells, planned for this TV (``n`` unused)."""
     path = Path(out) / file
     OUT.mkdir(parents=True, exist_ok=True)
     path.parent.mkdir(parents=True, exist_ok=True)
-    earlier_header, earlier = read_cells(path) if append and path.exists() else ({}, [])
-    this_run = header(engine, n)
-    runs = runs_of(earlier_header) + [{key: this_run[key] for key in ("date", "commit", "samples_per_side")}]
-    budget = ErrorBudget(family_alpha=FAMILY_ALPHA, capacity=4 * max(len(plan), 1))
-    print(f"{engine} matrix: {len(plan)} cells of n = {n} per side, about {len(plan) * seconds_per_cell / 60:.0f} minutes "
-          f"(family-wise alpha {FAMILY_ALPHA:g}); cells go to {path}", flush=True)
+    earlier_header, earlier = read_cells(path) if (append or resume) and path.exists() else ({}, [])
+    done = {(c.method, c.setting) for c in earlier} if resume else set()
+    this_run = header(engine, n, tv)
+    runs = runs_of(earlier_header) + [{key: this_run[key] for key in RUN_KEYS if key in this_run}]
+    budget = ErrorBudget(family_alpha=FAMILY_ALPHA, capacity=checks_per_cell * max(len(plan), 1))
+    todo = [(number, method, name) for number, (method, name) in enumerate(plan, 1) if (method, name) not in done]
+    skipped = f"; {len(plan) - len(todo)} already in the file, kept" if done else ""
+    size = f"n = {n} per side" if tv is None else f"per-token TV {tv:g}"
+    print(f"{engine} matrix: {len(todo)} cells of {size}, about {len(todo) * seconds_per_cell / 60:.0f} minutes "
+          f"(family-wise alpha {FAMILY_ALPHA:g}){skipped}; cells go to {path}", flush=True)
     cells: list[Cell] = []
-    for number, (method, name) in enumerate(plan, 1):
+    for number, method, name in todo:
         cell = cell_of(number, method, name, budget)
         cell.extra["run"] = len(runs) - 1  # which of the header's runs made it
         cells.append(cell)
@@ -68,4 +84,4 @@ def runs_of(file_header: dict) -> list[dict]:
     """The runs a cell file's header lists (a file written by one run: that run)."""
     if not file_header:
         return []
-    return list(file_header.get("runs") or [{key: file_header[key] for key in ("date", "commit", "samples_per_side")}])
+    return list(file_header.get("runs") or [{key: file_header[key] for key in RUN_KEYS if key in file_header}])

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from specdec._io import atomic_write_text
 from specdec.conformance.matrix import markdown_table, read_cells
+from specdec.conformance.token_cells import token_table
 
 from .runner import runs_of
 
@@ -19,7 +20,8 @@ DOC = ROOT / "docs" / "matrix.md"
 BEGIN, END = "<!-- matrix:begin -->", "<!-- matrix:end -->"
 FILES = {"vllm-server.json": "vLLM 0.32's OpenAI server", "vllm-engine.json": "vLLM 0.32's in-process engine (vllm.LLM)",
          "llama-cpp.json": "llama.cpp through llama-cpp-python 0.3.36, in process",
-         "llama-server.json": "llama.cpp's own llama-server (built from llama-cpp-python 0.3.36's sources)", "transformers.json": "transformers"}
+         "llama-server.json": "llama.cpp's own llama-server (built from llama-cpp-python 0.3.36's sources)", "transformers.json": "transformers",
+         "llama-cpp-tokens.json": "llama.cpp through llama-cpp-python 0.3.36, in process, per token on real prompts (issue 38)"}
 
 
 def section() -> str:
@@ -31,7 +33,8 @@ def section() -> str:
             continue
         header, cells = read_cells(path)
         versions = ", ".join(f"{k} {v}" for k, v in header["versions"].items() if v)
-        parts.append(f"**{FILES[name]}** - {runs_line(header, cells)}; {versions}\n\n{markdown_table(cells)}")
+        table = token_table(cells) if any(c.extra.get("kind") == "per token" for c in cells) else markdown_table(cells)
+        parts.append(f"**{FILES[name]}** - {runs_line(header, cells)}; {versions}\n\n{table}")
     return "\n\n".join(parts)
 
 
@@ -39,7 +42,8 @@ def runs_line(header: dict, cells) -> str:
     """When and where the cells were run: one run, or each run with the number of its cells still in the file."""
     runs = runs_of(header)
     counts = [sum(1 for c in cells if c.extra.get("run", 0) == i) for i in range(len(runs))]
-    said = [f"{r['date']} on commit `{r['commit']}` (n = {r['samples_per_side']} per side" + (f"; {k} cells)" if len(runs) > 1 else ")")
+    size = lambda r: f"per-token TV {r['per_token_tv']:g}" if r.get("per_token_tv") is not None else f"n = {r['samples_per_side']} per side"  # noqa: E731
+    said = [f"{r['date']} on commit `{r['commit']}` ({size(r)}" + (f"; {k} cells)" if len(runs) > 1 else ")")
             for r, k in zip(runs, counts) if k or len(runs) == 1]
     return ("run " if len(said) == 1 else "runs ") + ", ".join(said)
 

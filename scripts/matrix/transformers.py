@@ -62,7 +62,7 @@ def main(argv=None) -> int:
                         eos_token_id=eos_of(settings[name]), name=f"{ENGINE}, {METHODS[method]}, {name}")
 
     plan = [(m, name) for m in args.method for name in (args.only or list(settings))]
-    runner.run(plan, cell_of, file="transformers.json", engine="transformers", n=args.n, append=args.append,
+    runner.run(plan, cell_of, file="transformers.json", engine="transformers", n=args.n, append=args.append, resume=args.resume,
                seconds_per_cell=SECONDS_PER_CELL, out=args.out)
     return 0
 

@@ -1,0 +1,119 @@
+"""A matrix cell judged token by token, after its control (issue 38): may the oracle judge this engine here?
+
+:func:`run_token_cell` runs, for one engine x speculation method x sampling setting:
+
+1. **the control** - the engine *without* speculation, every token it emits judged against the law oracle built
+   for the same :class:`specdec.SamplingSettings` (:func:`specdec.check_tokens`).  Only a control that PASSes at the
+   cell's TV lets the oracle judge the speculative subject: a control FAIL is the cell's verdict ``CONTROL FAIL``
+   ("the oracle does not match the engine without speculation": a finding about the oracle or the engine, reported,
+   never hidden), a control that cannot reach the TV is ``CONTROL INCONCLUSIVE``;
+2. **the subject per token** - the engine with speculation against the same oracle, every emitted token counted,
+   in strata by position and, where the subject marks them (:class:`specdec.protocols.DraftMarker`), drafted or not;
+3. **the omnibus beside it** - :func:`specdec.check_ab` of the subject against the engine without speculation
+   (optional: ``ab_n``), which sees what a per-token law cannot (docs/reference.md §10, "what it cannot see").
+
+The cell's verdict: the control's when it did not PASS; else FAIL when either check of the subject failed, else
+the per-token verdict (its reached TV is the cell's).  An :class:`~specdec.sampling_settings.UnsupportedSetting`
+from the engine's adapter or from the oracle is ``REFUSED``, naming which refused.  The oracle's floor goes into
+the cell, so every table states it.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Callable
+
+from ..sampling_settings import SamplingSettings, UnsupportedSetting
+from .matrix import Cell, _short, cell_verdict
+
+__all__ = ["run_token_cell", "token_counts", "token_table"]
+
+
+def token_counts(report) -> tuple[int, int | None]:
+    """(tokens judged, tokens at drafted positions or None when the subject did not mark drafts) of a
+    :func:`specdec.check_tokens` report, read from its checks (P1's pooled check counts every token)."""
+    tokens = next((c.n for c in report.checks if "(P1)" in c.name), 0)
+    drafted = next((c.n for c in report.checks if c.name.startswith("drafted positions")), None)
+    return tokens, drafted
+
+
+def run_token_cell(engine: str, method: str, setting: str, settings: SamplingSettings,
+                   build: Callable[[SamplingSettings], tuple], oracle_of: Callable[[SamplingSettings], object], *,
+                   prompts, length: int, tv: float, seed: int, budget=None, eos_token_id=None, rows_per_call: int = 16,
+                   ab_n: int | None = None, ab_length: int = 2, keep: Callable | None = None, **run_args) -> Cell:
+    """One per-token cell (module docstring).  ``build(settings)`` -> (subject with speculation, the engine without);
+    ``oracle_of(settings)`` -> a :class:`specdec.protocols.LawOracle` of the engine under ``settings``.  ``tv``: the
+    per-token TV the control and the subject are planned for (the cell's asked TV); ``ab_n``: answers per side of the
+    A/B check beside them (None: no A/B check), on the first ``ab_length`` tokens.  ``keep(kind, report)`` receives
+    each report ("control", "tokens", "ab").  Further keywords go to every check (``time_budget``, ``console``...)."""
+    from .ab_check import check_ab
+    from .token_check import check_tokens
+
+    started = time.perf_counter()
+    try:
+        subject, reference = build(settings)
+    except UnsupportedSetting as refused:
+        return Cell(engine, method, setting, settings.label, "REFUSED", detail=_short(f"by the adapter: {refused}"))
+    try:
+        oracle = oracle_of(settings)
+    except UnsupportedSetting as refused:
+        return Cell(engine, method, setting, settings.label, "REFUSED", detail=_short(f"by the oracle: {refused}"))
+    floor = float(getattr(oracle, "floor", 0.0))
+    common = dict(length=length, eos_token_id=eos_token_id, rows_per_call=rows_per_call, tv=tv, budget=budget, **run_args)
+    name = f"{engine}, {method}, {setting}"
+    control = check_tokens(reference, oracle, prompts, seed=seed, name=f"{name}: control (no speculation) per token", **common)
+    _keep(keep, "control", control)
+    extra = {"kind": "per token", "oracle_floor": floor, "control_verdict": control.verdict,
+             "control_reached_tv": control.reached_tv, "control_tokens": token_counts(control)[0], "asked_tv": tv}
+    if control.verdict != "PASS":
+        verdict, detail = cell_verdict(control)
+        if verdict in ("FAIL", "INCONCLUSIVE"):
+            verdict, detail = f"CONTROL {verdict}", ("the oracle does not match the engine without speculation: " + detail
+                                                     if verdict == "FAIL" else "the control did not reach the TV: " + detail)
+        return Cell(engine, method, setting, settings.label, verdict, control.reached_tv, 0, seconds=time.perf_counter() - started,
+                    detail=_short(detail), extra=extra)
+    tokens = check_tokens(subject, oracle, prompts, seed=seed + 1, name=f"{name}: per token", **common)
+    _keep(keep, "tokens", tokens)
+    counted, drafted = token_counts(tokens)
+    extra.update(token_verdict=tokens.verdict, token_reached_tv=tokens.reached_tv, tokens=counted, drafted_tokens=drafted)
+    reports = [tokens]
+    if ab_n is not None:
+        ab = check_ab(subject, reference, prompts, length=ab_length, eos_token_id=eos_token_id, rows_per_call=rows_per_call,
+                      n=ab_n, tv=None, seed=seed + 2, budget=budget, name=f"{name}: A/B", **run_args)
+        _keep(keep, "ab", ab)
+        extra.update(ab_verdict=ab.verdict, ab_reached_tv=ab.reached_tv, ab_samples=ab.samples // 2)
+        reports.append(ab)
+    failed = next((r for r in reports if r.verdict in ("FAIL", "ERROR")), None)
+    verdict, detail = cell_verdict(failed or tokens)
+    spec = tokens.speculation or {}
+    return Cell(engine, method, setting, settings.label, verdict, tokens.reached_tv, tokens.samples, spec.get("drafts"),
+                spec.get("draft_tokens"), spec.get("accepted_tokens"), time.perf_counter() - started, detail, extra)
+
+
+def _keep(keep, kind: str, report) -> None:
+    if keep is not None:
+        keep(kind, report)
+
+
+def _tv(value) -> str:
+    return "" if value is None else f"{value:.3f}"
+
+
+def token_table(cells) -> str:
+    """Per-token cells as one markdown table: the control's verdict and reached TV, the per-token verdict and reached
+    TV, tokens and drafted tokens, the A/B check beside it, the oracle's floor, drafts verified and wall time."""
+    lines = ["| engine | method | setting | settings | verdict | control (reached TV) | per-token verdict | per-token reached TV | "
+             "tokens | drafted tokens | A/B (reached TV, n per side) | oracle floor | drafts (tokens, accepted) | time | detail |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for c in cells:
+        e = c.extra
+        control = f"{e['control_verdict']} ({_tv(e.get('control_reached_tv'))})" if "control_verdict" in e else ""
+        ab = f"{e['ab_verdict']} ({_tv(e.get('ab_reached_tv'))}, {e.get('ab_samples', 0):,})" if "ab_verdict" in e else ""
+        drafts = "" if c.drafts is None else f"{c.drafts:,} ({c.draft_tokens or 0:,}, {c.accepted_tokens or 0:,})"
+        drafted = "" if e.get("drafted_tokens") is None else f"{e['drafted_tokens']:,}"
+        tokens = f"{e['tokens']:,}" if e.get("tokens") is not None else ""
+        floor = "" if e.get("oracle_floor") is None else f"{e['oracle_floor']:g}"
+        lines.append(f"| {c.engine} | {c.method} | {c.setting} | `{c.settings}` | **{c.verdict}** | {control} | {e.get('token_verdict', '')} | "
+                     f"{_tv(e.get('token_reached_tv'))} | {tokens} | {drafted} | {ab} | {floor} | {drafts} | {c.seconds:.0f} s | "
+                     f"{c.detail.replace('|', '/')} |")
+    return "\n".join(lines)

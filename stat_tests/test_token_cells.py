@@ -1,0 +1,104 @@
+"""A matrix cell judged per token after its control (issue 38): :func:`specdec.conformance.token_cells.run_token_cell`.
+
+On the tiny Llama pair through transformers' real decoders and :class:`~specdec.adapters.hf_oracle.HFSettingsOracle`:
+a correct speculative subject PASSes once its control PASSes; an oracle that does not state the engine's law is a
+CONTROL FAIL and the subject is not judged; a wrong subject FAILs per token with its control PASSing; refusals name
+who refused; the table says every column the issue asks for.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from fixtures.models import tiny_pair
+from specdec.adapters.hf import HFGenerateDecoder, HFPromptLookupDecoder
+from specdec.adapters.hf_oracle import HFSettingsOracle
+from specdec.conformance.token_cells import run_token_cell, token_counts, token_table
+from specdec.sampling_settings import SamplingSettings, UnsupportedSetting
+
+PROMPT = [5, 7, 7, 5, 7, 5, 5, 7, 5, 7, 7, 7, 5, 5, 7, 5, 7, 5]  # the matrix's cat/dog pattern: lookup drafts at every step
+SETTINGS = SamplingSettings(temperature=0.7, top_p=0.8, repetition_penalty=1.3)
+TV, LENGTH = 0.2, 6
+
+
+@pytest.fixture(autouse=True)
+def _one_thread():
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+def _cell(specdec_budget, build, oracle_of, **extra):
+    return run_token_cell("transformers", "prompt lookup K=4", "repetition penalty", SETTINGS, build, oracle_of,
+                          prompts=[PROMPT, [1, 2, 3]], length=LENGTH, tv=TV, seed=5, budget=specdec_budget, rows_per_call=64,
+                          **extra)
+
+
+def _lookup(target):
+    def build(settings):
+        return (HFPromptLookupDecoder(target, settings=settings, num_draft_tokens=4, max_ngram_size=3),
+                HFGenerateDecoder(target, settings=settings))
+
+    return build
+
+
+def test_a_correct_subject_passes_after_its_control(specdec_budget):
+    target = tiny_pair(0, vocab_size=8)[0]
+    kept = []
+    cell = _cell(specdec_budget, _lookup(target), lambda s: HFSettingsOracle(target, s), ab_n=200,
+                 keep=lambda kind, report: kept.append(kind))
+    assert cell.verdict == "PASS", cell
+    assert kept == ["control", "tokens", "ab"]
+    extra = cell.extra
+    assert extra["control_verdict"] == "PASS" and extra["token_verdict"] == "PASS" and extra["ab_verdict"] in ("PASS", "INCONCLUSIVE")
+    assert extra["tokens"] >= cell.samples and extra["drafted_tokens"] is None  # transformers does not mark its drafts
+    assert cell.reached_tv <= TV and extra["oracle_floor"] == pytest.approx(1e-5)
+    assert cell.drafts is None  # transformers keeps no speculation counters (engines that do fill drafts in)
+    table = token_table([cell])
+    for column in ("control", "per-token verdict", "per-token reached TV", "tokens", "drafted tokens", "A/B", "oracle floor", "time"):
+        assert column in table.splitlines()[0], column
+    print(table)
+
+
+def test_an_oracle_that_misstates_the_engine_is_a_control_fail_and_the_subject_is_not_judged(specdec_budget):
+    target = tiny_pair(0, vocab_size=8)[0]
+    judged = []
+    wrong = SamplingSettings(temperature=1.0, repetition_penalty=1.3)  # the oracle of another temperature
+    cell = _cell(specdec_budget, _lookup(target), lambda s: HFSettingsOracle(target, wrong),
+                 keep=lambda kind, report: judged.append(kind))
+    assert cell.verdict == "CONTROL FAIL", cell
+    assert judged == ["control"] and "does not match the engine without speculation" in cell.detail
+    assert "token_verdict" not in cell.extra
+
+
+def test_a_wrong_subject_fails_per_token_while_its_control_passes(specdec_budget):
+    target = tiny_pair(0, vocab_size=8)[0]
+
+    def build(settings):  # the "speculative" subject samples at another temperature: a law bug
+        hotter = SamplingSettings(temperature=1.0, top_p=0.8, repetition_penalty=1.3)
+        return HFGenerateDecoder(target, settings=hotter), HFGenerateDecoder(target, settings=settings)
+
+    reports = {}
+    cell = _cell(specdec_budget, build, lambda s: HFSettingsOracle(target, s), keep=reports.__setitem__)
+    assert cell.verdict == "FAIL" and cell.extra["control_verdict"] == "PASS" and cell.extra["token_verdict"] == "FAIL", cell
+    tokens, drafted = token_counts(reports["tokens"])
+    assert tokens == cell.extra["tokens"] > 0 and drafted is None
+    assert cell.detail  # where the FAIL lives
+
+
+def test_refusals_name_who_refused():
+    target = tiny_pair(0, vocab_size=8)[0]
+
+    def refusing_oracle(settings):
+        raise UnsupportedSetting("an oracle", "presence_penalty", 1.5, "not restated")
+
+    cell = run_token_cell("e", "m", "s", SETTINGS, _lookup(target), refusing_oracle, prompts=[PROMPT], length=2, tv=0.1, seed=0)
+    assert cell.verdict == "REFUSED" and cell.detail.startswith("by the oracle:") and "presence_penalty" in cell.detail
+
+    def refusing_engine(settings):
+        raise UnsupportedSetting("an engine", "min_p", 0.2, "no such sampler")
+
+    cell = run_token_cell("e", "m", "s", SETTINGS, refusing_engine, refusing_oracle, prompts=[PROMPT], length=2, tv=0.1, seed=0)
+    assert cell.verdict == "REFUSED" and cell.detail.startswith("by the adapter:") and "min_p" in cell.detail
