@@ -99,6 +99,29 @@ def test_the_hooks_alone_change_nothing(bug):
     assert mutant.planted == 0
 
 
+def test_each_bug_changes_what_transformers_processor_is_handed_or_when_it_runs():
+    """The three wrappers on one verification step: 2 prompt tokens, 1 accepted, 3 drafts (rows of 3..6 ids), the
+    second step of the call (1 step finished)."""
+    from fixtures.setting_mutants import Request, _BonusRowOnly, _CountsSteps, _ReadsTheBuffer
+
+    handed = []
+    record = lambda ids, scores: handed.append(ids.shape[-1]) or scores + 1  # noqa: E731
+    ids, scores = torch.arange(6)[None], torch.zeros(1, 8)
+    request = Request(prompt_length=2)
+    request.begin_step(ids[:, :3], 1)
+    request.drafted(ids)
+    for row in range(4):
+        _ReadsTheBuffer(record, request)(ids[:, : 3 + row], scores)
+    assert handed == [6, 6, 6, 6]  # every row reads all the drafts; transformers hands 3, 4, 5, 6
+    handed.clear()
+    applied = [bool(_BonusRowOnly(record, request)(ids[:, : 3 + row], scores).sum()) for row in range(4)]
+    assert applied == [False, False, False, True] and handed == [6]  # the bonus row only
+    handed.clear()
+    for row in range(4):
+        _CountsSteps(record, request)(ids[:, : 3 + row], scores)
+    assert handed == [3, 3, 3, 3]  # the prompt and one token per finished step, at every row
+
+
 def test_an_unknown_bug_is_refused_by_name():
     with pytest.raises(ValueError, match="bug must be one of"):
         _assisted("bias everywhere", settings=RECORDS["bias at the bonus row only"])
@@ -144,7 +167,8 @@ def test_check_ab_against_generate_needs_more_answers(bug):
                      length=LENGTH, tv=TV, eos_token_id=list(settings.stop_token_ids) or None, vocab_size=8, seed=31,
                      rows_per_call=ROWS, family_alpha=1e-6, max_n=6000)
     ab_seconds = time.perf_counter() - start
-    print(f"{bug}: per token {_said(per_token, seconds)}; check_ab {ab.verdict} after {ab.samples} samples, "
-          f"{ab_seconds:.1f} s: {ab.format().splitlines()[1][:300]}")
+    mutant_answers = ab.samples // 2  # check_ab's samples count both sides
+    print(f"{bug}: per token {_said(per_token, seconds)}; check_ab {ab.verdict} after {mutant_answers} answers of the "
+          f"mutant ({ab.samples} with the reference's), {ab_seconds:.1f} s: {ab.format().splitlines()[1][:300]}")
     assert per_token.verdict == "FAIL"
-    assert ab.verdict != "FAIL" or ab.samples > per_token.samples, ab.format()
+    assert ab.verdict != "FAIL" or mutant_answers > per_token.samples, ab.format()
