@@ -19,6 +19,9 @@ in the worker process).  All use the sampling of ``fixtures.vllm_subjects`` (T =
   log-probabilities and one rest cell give: ``TOKENS`` says why not a truncated law), its floor measured against
   the log-probabilities of the tokens it samples; the n-gram server with the workaround PASSes every token of 16-token answers at a per-token TV of
   0.03 in under 10 minutes, and as shipped it FAILs within a minute.
+* every token under a whole sampling record (issue 38): the plain server - the control - against
+  :class:`specdec.adapters.vllm.settings_oracle.VLLMSettingsOracle` (vLLM's sampler restated on SmolLM2's float32 rows),
+  under penalties and under a logit bias with a minimum length and bad words: PASS (``SETTINGS_CELLS``).
 
 Measured on 2 shared cores: servers ready ~50-70 s after start (three at once), about 18 samples/s
 from the plain server and 11/s from a speculative one (each engine pinned to one core,

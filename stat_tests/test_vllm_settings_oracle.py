@@ -5,7 +5,7 @@ float64 from the numbers written here; the order of operations where another ord
 penalties, repetition before frequency, min-p after the temperature, top-p after top-k); vLLM's windows (repetition
 over prompt and output, presence/frequency and bad words over the output only); the stop ids of the minimum length (the
 EOS included); greedy; the oracle end to end on the tiny Llama; refusals by name and bad arguments.  The control
-against vLLM itself: ``peers/test_vllm_settings_tokens.py``.
+against vLLM itself: ``peers/test_vllm_server.py`` (the plain server under a whole record).
 """
 
 from __future__ import annotations
@@ -223,6 +223,17 @@ def test_token_laws_are_the_processed_rows_of_the_models_float32_forward():
             if t < 2:
                 assert law.probs[3] == 0.0  # the stop id, before min_tokens
     assert o.token_laws([[1]], [[]]) == [[]]
+
+
+def test_the_shared_prompt_cache_gives_the_full_forwards_rows():
+    o = oracle()
+    prompt, answers = [1, 2, 3, 4, 5], torch.tensor([[6, 6, 1, 3], [2, 0, 7, 7], [3, 6, 6, 0]])
+    got = o.raw_logits(prompt, answers)
+    with torch.no_grad():
+        full = _model()(input_ids=torch.cat([torch.tensor([prompt] * 3), answers], dim=1)[:, :-1]).logits[:, len(prompt) - 1:]
+    assert got.shape == (3, 4, V) and got.dtype == torch.float32
+    torch.testing.assert_close(got, full.float(), atol=1e-5, rtol=0)
+    torch.testing.assert_close(o.raw_logits(prompt, answers[:, :1]), full[:, :1].float(), atol=1e-5, rtol=0)
 
 
 def test_what_vllm_cannot_take_per_request_is_refused_by_name():

@@ -5,8 +5,11 @@
 * :mod:`.offline` - its in-process engine (``vllm.LLM``) behind the Decoder Protocol;
 * :mod:`.server` - its OpenAI server's command line and a server started per (method, K) as a Decoder;
 * :mod:`.server_subjects` - the benchmark subjects built on those servers (``ngram``, ``draft_model``).
+* :mod:`.server_oracle` - the plain server's raw prompt log-probabilities as a law oracle; :mod:`.settings_oracle` -
+  vLLM's sampler under a whole SamplingSettings record, restated on the same weights' float32 rows (no vLLM import).
 
-Every piece refuses a vLLM version it was not tested on (:data:`SUPPORTED_VLLM`).
+Every piece refuses a vLLM version it was not tested on (:data:`SUPPORTED_VLLM`; the restated sampler also works
+where no vLLM is installed).
 """
 
 from .verifier import (  # noqa: F401
