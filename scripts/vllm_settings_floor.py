@@ -5,7 +5,7 @@ Starts vLLM 0.32's OpenAI server without speculation on the float32 SmolLM2 copy
 ``--max-logprobs -1``), samples answers at temperature 1 on three prompts (the cat/dog prompt, the copy task and a
 chat-templated question), asks the whole raw row of every answer position (``prompt_logprobs: -1`` on prompt + answer,
 ~49k entries per position), and compares each with ``log_softmax`` of the oracle model's float32 logits at the same
-prefix: the largest absolute log-probability difference (over every token) and the TV of the two laws, per position.
+prefix (:meth:`VLLMSettingsOracle.raw_logits`: the prompt's forward, then the answer's over its cache): the largest absolute log-probability difference (over every token) and the TV of the two laws, per position.
 Runs in ``.venv-peers``::
 
     HF_HUB_OFFLINE=1 PYTHONPATH=. .venv-peers/bin/python scripts/vllm_settings_floor.py --answers 3 --length 32
@@ -48,9 +48,10 @@ def prompts() -> dict:
 
 
 def measure(base_url: str, answers: int, length: int, seed: int = 700) -> dict:
+    from specdec.adapters.vllm.settings_oracle import VLLMSettingsOracle
     from specdec.decoding.models import load_smollm2
 
-    model, _ = load_smollm2()
+    oracle = VLLMSettingsOracle(load_smollm2()[0])
     worst, tvs, positions = 0.0, [], 0
     started = time.perf_counter()
     for name, prompt in prompts().items():
@@ -60,8 +61,7 @@ def measure(base_url: str, answers: int, length: int, seed: int = 700) -> dict:
             answer = choice["token_ids"]
             ids = prompt + answer
             rows = _post(base_url, {"prompt": ids, "max_tokens": 1, "prompt_logprobs": -1})["choices"][0]["prompt_logprobs"]
-            with torch.no_grad():
-                logits = model(input_ids=torch.tensor([ids[:-1]])).logits[0, len(prompt) - 1:].float()
+            logits = oracle.raw_logits(prompt, torch.tensor([answer]))[0]  # the oracle's own rows
             ours = torch.log_softmax(logits, dim=-1).double().numpy()  # (len(answer), V)
             for t, row in enumerate(rows[len(prompt):]):
                 theirs = np.full(ours.shape[1], -np.inf)

@@ -3,10 +3,11 @@
 Why restated: vLLM's server returns *raw* prompt log-probabilities only (:mod:`.server_oracle`), and a whole row
 (``prompt_logprobs: -1``, which needs ``--max-logprobs -1``) is about 49k JSON entries per position (~3 MB for
 SmolLM2): too costly per token.  So :class:`VLLMSettingsOracle` runs the weights vLLM serves through transformers in
-float32 (the project's vLLM servers load the float32 SmolLM2 copy, ``vllm_server_argv``'s ``--dtype float32``), one
-forward pass per answer over prompt + answer (answers of one length batched), and applies vLLM's sampler to every
-position's full row, from the *true* prefix (the prompt and the answer's own earlier tokens).  Cost per token: a
-1/(answer length) share of one forward pass, plus a few vocabulary-wide float32 operations (a sort when top-p is on).
+float32 (the project's vLLM servers load the float32 SmolLM2 copy, ``vllm_server_argv``'s ``--dtype float32``) - the prompt's forward once,
+its KV cache shared by the answers to it, then one forward over each answer (answers of one length batched:
+:meth:`VLLMSettingsOracle.raw_logits`) - and applies vLLM's sampler to every
+position's full row, from the *true* prefix (the prompt and the answer's own earlier tokens).  Cost per token: one
+token's forward (the prompt's shared), plus a few vocabulary-wide float32 operations (a sort when top-p is on).
 
 vLLM's semantics, read in vLLM 0.32.0's source (``vllm/v1/...``; the CPU build, MRV1 runner; no vLLM is imported here):
 
@@ -122,7 +123,7 @@ class VLLMSettingsOracle:
     """
 
     def __init__(self, model, settings=None, *, sampling=None, tokenizer=None, eos_token_ids=None, floor: float = FLOOR,
-                 batch_size: int = 32) -> None:
+                 batch_size: int = 64) -> None:
         self.version = _version()
         if not callable(model) or not hasattr(model, "config"):
             raise TypeError(f"model must be a transformers causal LM (callable, with a config), got {type(model).__name__}")
@@ -166,18 +167,33 @@ class VLLMSettingsOracle:
         groups: dict = {}
         for i, (p, c) in enumerate(zip(prompts, continuations)):
             if c:
-                groups.setdefault((len(p), len(c)), []).append(i)
-        for (lp, lc), rows in groups.items():
+                groups.setdefault((tuple(p), len(c)), []).append(i)
+        for (prompt, lc), rows in groups.items():
             for start in range(0, len(rows), self.batch_size):
                 part = rows[start:start + self.batch_size]
-                ids = torch.tensor([prompts[i] + continuations[i] for i in part], dtype=torch.long, device=model_device(self.model))
-                logits = self.model(input_ids=ids[:, : lp + lc - 1]).logits[:, lp - 1:].float()  # (B, lc, V): position t given ids[:, :lp + t]
-                for b, i in enumerate(part):
-                    out[i] = []
-                for t, probs in self.processed_probs(logits.cpu(), ids.cpu(), lp):  # (B, V) at position t
+                answers = torch.tensor([continuations[i] for i in part], dtype=torch.long)  # (B, lc)
+                logits = self.raw_logits(list(prompt), answers)  # (B, lc, V)
+                ids = torch.cat([torch.tensor([prompt] * len(part), dtype=torch.long), answers], dim=1)
+                for t, probs in self.processed_probs(logits, ids, len(prompt)):  # (B, V) at position t
                     for b, i in enumerate(part):
                         out[i].append(row_law(probs[b]))
         return out
+
+    @torch.no_grad()
+    def raw_logits(self, prompt: list[int], answers: torch.Tensor) -> torch.Tensor:
+        """The float32 logits (B, lc, V) of every position of ``answers`` (B, lc) to one ``prompt``: the prompt's forward
+        once (its KV cache repeated over the answers, ``DynamicCache.batch_repeat_interleave``), then the answers' tokens
+        but the last in one forward - the last prompt row is position 0's, the answers' rows the later positions'."""
+        device = model_device(self.model)
+        batch, length = answers.shape
+        head = self.model(input_ids=torch.tensor([prompt], dtype=torch.long, device=device), use_cache=True, logits_to_keep=1)
+        first = head.logits[:, -1:].float().expand(batch, 1, -1)  # (B, 1, V)
+        if length == 1:
+            return first.cpu()
+        cache = head.past_key_values
+        cache.batch_repeat_interleave(batch)
+        rest = self.model(input_ids=answers[:, :-1].to(device), past_key_values=cache, use_cache=True).logits.float()  # (B, lc - 1, V)
+        return torch.cat([first, rest], dim=1).cpu()
 
     def processed_probs(self, logits: torch.Tensor, ids: torch.Tensor, prompt_length: int):
         """(t, laws (B, V)) for t = 0 .. lc - 1: the laws vLLM samples from, given raw float32 ``logits`` (B, lc, V)
