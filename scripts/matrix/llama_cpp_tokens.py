@@ -31,7 +31,7 @@ from .token_prompts import LENGTH, token_prompts
 TV = 0.03  # the per-token TV
 SECONDS_PER_CELL = 3000  # control and subject about 25 minutes each at TV 0.03 (40,264 tokens in 25 minutes, stop 35)
 N_CTX = 512  # the longest prompt (104 tokens) and its answer, with room
-AB_N = 400  # answers per side of the A/B check beside the per-token one
+AB_N = 100  # answers per prompt and side of the A/B check beside the per-token one (400 per side over the 4 prompts)
 CHECKS_PER_CELL = 24  # the control's and the subject's per-token checks (P1, P3 strata, P7) and the A/B check's
 
 
