@@ -50,14 +50,16 @@ one restated); where none is installed the oracle still works (it restates 0.32.
 says so in :attr:`VLLMSettingsOracle.settings`.
 
 The floor: what separates these rows from the ones vLLM samples from is the forward pass alone (two float32
-implementations of the same weights).  Measured with ``python scripts/vllm_settings_floor.py`` (``.venv-peers``:
-transformers 5.19.0, torch 2.13.0+cpu; vLLM 0.32.0 CPU, its server without speculation, ``prompt_logprobs: -1`` with
-``--max-logprobs -1``, 2026-11-27; 3 answers of 32 tokens sampled at T = 1 on each of three prompts: 288 positions, 595 s
-on 2 shared cores, most of it the server's JSON): the largest absolute difference of a log-probability, over every
-token of every row, 1.3e-3 (in the far tail); the TV of the two raw laws 6.8e-6 per position on average, 1.2e-4 at
-most.  So the floor is :data:`FLOOR` = 1e-4 (a mean TV per token, docs/reference.md §10, P2): 15 times the mean
-measured, far below any TV a check detects.  (The processed law moves with the raw one: the penalties' sign test
-reads the raw logit, so a logit within rounding of 0 may be divided or multiplied - a change of that logit's size.)
+implementations of the same weights).  Measured with ``HF_HUB_OFFLINE=1 PYTHONPATH=. .venv-peers/bin/python
+scripts/vllm_settings_floor.py --answers 3 --length 32`` (transformers 5.19.0, torch 2.13.0+cpu; vLLM 0.32.0 CPU, its
+server without speculation, ``prompt_logprobs: -1`` with ``--max-logprobs -1``; 2026-11-27; 3 answers of 32 tokens
+sampled at T = 1 on each of three prompts - cat/dog, the copy task, a chat-templated question - 288 positions, 505 s on
+2 shared cores, most of it the server's JSON): the largest absolute difference of a log-probability, over every token
+of every row, 1.2e-3 (in the far tail); the TV of the two raw laws 6.7e-6 per position on average, 1.1e-4 at most
+(6.8e-6 and 1.2e-4 with one full forward per answer instead of the shared prompt cache).  So the floor is
+:data:`FLOOR` = 1e-4 (a mean TV per token, docs/reference.md §10, P2): 15 times the mean measured, far below any TV a
+check detects.  (The processed law moves with the raw one: the penalties' sign test reads the raw logit, so a logit
+within rounding of 0 may be divided or multiplied - a change of that logit's size.)
 """
 
 from __future__ import annotations
