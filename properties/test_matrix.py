@@ -21,6 +21,8 @@ def test_an_http_400_is_the_engines_refusal_and_other_errors_stay_errors():
     assert cell_verdict(crashed) == ("ERROR", "ServerRequestError: HTTP 500 Internal Server Error")
     failed = report("FAIL", checks=[SimpleNamespace(passed=True), SimpleNamespace(passed=False, location="position 2, prefix [5]", pvalue=1e-9)])
     assert cell_verdict(failed) == ("FAIL", "position 2, prefix [5], p = 1e-09")
+    stratum = report("FAIL", checks=[SimpleNamespace(passed=False, location=None, name="position 2: rank (P3)", pvalue=1e-52)])
+    assert cell_verdict(stratum) == ("FAIL", "position 2: rank (P3), p = 1e-52")  # a stratum's check says which it is
     assert cell_verdict(report("INCONCLUSIVE")) == ("INCONCLUSIVE", "")
 
 

@@ -58,7 +58,7 @@ def cell_verdict(report) -> tuple[str, str]:
         return "ERROR", _short(first)
     if report.verdict == "FAIL":
         failed = [c for c in report.checks if not c.passed]
-        where = failed[0].location if failed else ""
+        where = (failed[0].location or failed[0].name) if failed else ""  # a stratum's check has a name, not a location
         p = failed[0].pvalue if failed else None
         return "FAIL", _short(getattr(report, "detail", "") or f"{where}" + (f", p = {p:.2g}" if p is not None else ""))
     return report.verdict, _short(getattr(report, "detail", ""))
