@@ -2,7 +2,8 @@
 
 Deterministic comparison (no statistical test: the reported law and the oracle's are both computed, not sampled):
 the control (``generate`` without speculation) sets the tolerance (reported_logprobs.control_tolerance), the prompt
-lookup decoder is judged at it.  Tiny Llama fixture, vocabulary 8, 4 prompts x 12 tokens: about a second."""
+lookup decoder is judged at it (it drafts: 55 draft tokens proposed over 35 steps for the 48 tokens, counted by
+wrapping PromptLookupCandidateGenerator.get_candidates, 2026-11-27).  Tiny Llama fixture, vocabulary 8, 4 prompts x 12 tokens: about a second."""
 
 from __future__ import annotations
 
