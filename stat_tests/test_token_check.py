@@ -50,6 +50,18 @@ def test_the_speculative_loop_passes_at_a_per_token_tv_of_three_hundredths(specd
     assert report.summary().endswith("covered: per-token laws and consecutive pairs (P7)"), report.summary()
 
 
+def test_a_decoder_that_states_it_never_drafts_has_no_drafted_stratum(specdec_budget):
+    """An engine's control (``num_draft_tokens == 0``) may mark its tokens (all undrafted): a drafted stratum would
+    hold no token, and at a fixed n a check with no token makes the report INCONCLUSIVE, so it is not tested."""
+    target, _, oracle = _tiny()
+    loop = SpeculativeDecoder(target, None, num_draft_tokens=0, sampling=WARPED, eos_token_id=EOS)
+    assert hasattr(loop, "last_drafted") and loop.num_draft_tokens == 0
+    report = check_tokens(loop, oracle, PROMPTS, length=4, eos_token_id=EOS, n=64, tv=None, seed=2, budget=specdec_budget,
+                          name="tiny loop K=0 (the control), per token")
+    assert report.verdict == "PASS", report.format()
+    assert not any(c.name.startswith(("drafted positions", "positions without a draft")) for c in report.checks)
+
+
 def test_one_uniform_shared_by_a_block_fails_by_its_consecutive_pairs():
     """B7's non-unique uniforms (issue 40, item 15): the second draft of a block is kept more often after the first
     was kept, so a token's law depends on how the previous one came out, in both directions - the pooled law hardly

@@ -58,7 +58,7 @@ def token_stream(subject, oracle, prompts: list[list[int]], *, length: int, eos:
     from ..token_evaluation import evaluate_tokens
 
     floor, tolerance = terms
-    marked = isinstance(subject, DraftMarker)
+    marked = marks_drafts(subject)
 
     def piece(groups: int, seed: int):
         """Ask the subject for ``groups`` answers per prompt; returns what the oracle needs to score them."""
@@ -110,6 +110,13 @@ def token_stream(subject, oracle, prompts: list[list[int]], *, length: int, eos:
     checks = 1 + len(strata(length)) + (2 if marked else 0) + (1 if length > 1 else 0)  # P1, P3, P7
     return Stream(f"per-token, {len(prompts)} prompt(s), {length} tokens each", [], checks, 1, lambda: TokenTally(length, len(prompts)), draw,
                   evaluate, needed=needed if tv is not None else None, pilot=False, samples_per_draw=len(prompts), chunk=per_call)
+
+
+def marks_drafts(subject) -> bool:
+    """Whether the per-token check tests ``subject``'s drafted and undrafted positions apart (P3): it marks its drafts
+    (:class:`specdec.protocols.DraftMarker`) and does not state that it never drafts (``num_draft_tokens == 0``, e.g.
+    an engine's control without speculation, whose drafted stratum would hold no token)."""
+    return isinstance(subject, DraftMarker) and getattr(subject, "num_draft_tokens", None) != 0
 
 
 def strata(length: int) -> list[tuple[int, int]]:
