@@ -39,12 +39,7 @@ LOOKUP_RECORDS = {  # prompt lookup crops its drafts at a stop token: the answer
 }
 
 
-@pytest.fixture(autouse=True)
-def _one_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)  # the tiny model gains nothing from threads on shared cores
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")  # fixtures.plugin
 
 
 def _assisted(bug=None, settings=None):

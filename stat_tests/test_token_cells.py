@@ -9,7 +9,6 @@ who refused; the table says every column the issue asks for.
 from __future__ import annotations
 
 import pytest
-import torch
 
 from fixtures.models import tiny_pair
 from specdec.adapters.hf import HFGenerateDecoder, HFPromptLookupDecoder
@@ -22,12 +21,7 @@ SETTINGS = SamplingSettings(temperature=0.7, top_p=0.8, repetition_penalty=1.3)
 TV, LENGTH = 0.2, 6
 
 
-@pytest.fixture(autouse=True)
-def _one_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")  # fixtures.plugin
 
 
 def _cell(specdec_budget, build, oracle_of, **extra):
