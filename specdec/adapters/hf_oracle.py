@@ -41,7 +41,7 @@ import torch
 
 from .._hf import model_device, model_vocab_size
 from .._validation import as_float, as_int
-from ..laws.oracles import TokenLaw, row_law
+from ..laws.oracles import TokenLaw, answer_batches, row_law
 from ..laws.target import as_token_ids
 from ..sampling_settings import UnsupportedSetting, settings_from
 from ._common import require_version
@@ -120,17 +120,11 @@ class HFSettingsOracle:
     def token_laws(self, prompts, continuations) -> list[list[TokenLaw]]:
         prompts, continuations = self._inputs(prompts, continuations)
         out: list = [[] for _ in continuations]
-        groups: dict = {}
-        for i, (p, c) in enumerate(zip(prompts, continuations)):
-            if c:
-                groups.setdefault((len(p), len(c)), []).append(i)
-        for (lp, lc), rows in groups.items():
-            for start in range(0, len(rows), self.batch_size):
-                part = rows[start:start + self.batch_size]
-                ids = torch.tensor([prompts[i] + continuations[i] for i in part], dtype=torch.long,
-                                   device=model_device(self.model))
-                for i, laws in zip(part, self._laws(ids, lp, lc)):
-                    out[i] = laws
+        lengths = lambda p, c: (len(p), len(c))  # noqa: E731 - one forward pass per prompt and answer length
+        for (lp, lc), part in answer_batches(prompts, continuations, lengths, self.batch_size):
+            ids = torch.tensor([prompts[i] + continuations[i] for i in part], dtype=torch.long, device=model_device(self.model))
+            for i, laws in zip(part, self._laws(ids, lp, lc)):
+                out[i] = laws
         return out
 
     def _laws(self, ids: torch.Tensor, lp: int, lc: int) -> list[list[TokenLaw]]:

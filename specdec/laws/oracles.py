@@ -26,7 +26,7 @@ from ..errors import ContractError
 from ..stats.rank_cells import BEYOND, CELLS, OUTSIDE, RANKS
 from .target import as_target_law
 
-__all__ = ["MAX_FLOOR", "MAX_TOLERANCE", "TargetLawOracle", "TokenLaw", "TransformersOracle", "check_laws", "oracle_terms",
+__all__ = ["MAX_FLOOR", "MAX_TOLERANCE", "TargetLawOracle", "TokenLaw", "TransformersOracle", "answer_batches", "check_laws", "oracle_terms",
            "rank_cells", "row_law"]
 
 
@@ -69,6 +69,19 @@ def row_law(row) -> TokenLaw:
 MAX_FLOOR = 0.5  # a floor at or above this allows any law: nothing could be tested
 MAX_TOLERANCE = 0.01  # a stated law may sum to 1 within this (rounding of reported log-probabilities); more is a broken law
 ROUNDING = 1e-9  # added to every tolerance: a float64 sum of a row is never exactly 1, and a tolerance of 0 means "exact"
+
+
+def answer_batches(prompts, continuations, key, batch_size: int):
+    """The indices of the non-empty answers, grouped by ``key(prompt, continuation)`` (what a forward pass can batch
+    together: one prompt length and answer length, or one prompt) and cut into batches of at most ``batch_size``:
+    yields ``(key, indices)``.  Oracles that evaluate answers on a model share it."""
+    groups: dict = {}
+    for i, (p, c) in enumerate(zip(prompts, continuations)):
+        if len(c):
+            groups.setdefault(key(p, c), []).append(i)
+    for group, rows in groups.items():
+        for start in range(0, len(rows), batch_size):
+            yield group, rows[start:start + batch_size]
 
 
 def oracle_terms(oracle) -> tuple[float, float, int | None]:

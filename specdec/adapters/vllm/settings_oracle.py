@@ -70,7 +70,7 @@ import torch
 from ..._hf import model_device, model_vocab_size
 from ..._validation import as_float, as_int
 from ...errors import PeerVersionError
-from ...laws.oracles import TokenLaw, row_law
+from ...laws.oracles import TokenLaw, answer_batches, row_law
 from ...laws.target import as_token_ids
 from ...sampling_settings import UnsupportedSetting, refuse_beyond_vocabulary, refuse_unsupported, settings_from
 from .._common import installed_version
@@ -166,19 +166,14 @@ class VLLMSettingsOracle:
     def token_laws(self, prompts, continuations) -> list[list[TokenLaw]]:
         prompts, continuations = _inputs(prompts, continuations, self.vocab_size)
         out: list = [[] for _ in continuations]
-        groups: dict = {}
-        for i, (p, c) in enumerate(zip(prompts, continuations)):
-            if c:
-                groups.setdefault((tuple(p), len(c)), []).append(i)
-        for (prompt, lc), rows in groups.items():
-            for start in range(0, len(rows), self.batch_size):
-                part = rows[start:start + self.batch_size]
-                answers = torch.tensor([continuations[i] for i in part], dtype=torch.long)  # (B, lc)
-                logits = self.raw_logits(list(prompt), answers)  # (B, lc, V)
-                ids = torch.cat([torch.tensor([prompt] * len(part), dtype=torch.long), answers], dim=1)
-                for t, probs in self.processed_probs(logits, ids, len(prompt)):  # (B, V) at position t
-                    for b, i in enumerate(part):
-                        out[i].append(row_law(probs[b]))
+        same_prompt = lambda p, c: (tuple(p), len(c))  # noqa: E731 - one prompt's forward (and KV cache) per group
+        for (prompt, lc), part in answer_batches(prompts, continuations, same_prompt, self.batch_size):
+            answers = torch.tensor([continuations[i] for i in part], dtype=torch.long)  # (B, lc)
+            logits = self.raw_logits(list(prompt), answers)  # (B, lc, V)
+            ids = torch.cat([torch.tensor([prompt] * len(part), dtype=torch.long), answers], dim=1)
+            for t, probs in self.processed_probs(logits, ids, len(prompt)):  # (B, V) at position t
+                for b, i in enumerate(part):
+                    out[i].append(row_law(probs[b]))
         return out
 
     @torch.no_grad()
