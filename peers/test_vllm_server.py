@@ -18,15 +18,15 @@ in the worker process).  All use the sampling of ``fixtures.vllm_subjects`` (T =
   (:class:`specdec.adapters.vllm.server_oracle.VLLMServerOracle`; temperature 1, whose law the top-20 raw
   log-probabilities and one rest cell give: ``TOKENS`` says why not a truncated law), its floor measured against
   the log-probabilities of the tokens it samples; the n-gram server with the workaround PASSes every token of 16-token answers at a per-token TV of
-  0.03 in under 10 minutes, and as shipped it FAILs within a minute.
+  0.05 in under 5 minutes (0.03 in under 10 under ``slow``), and as shipped it FAILs within a minute.
 * every token under a whole sampling record (issue 38): the plain server - the control - against
   :class:`specdec.adapters.vllm.settings_oracle.VLLMSettingsOracle` (vLLM's sampler restated on SmolLM2's float32 rows),
   under penalties and under a logit bias with a minimum length and bad words: PASS (``SETTINGS_CELLS``).
 
 Measured on 2 shared cores: servers ready ~50-70 s after start (three at once), about 18 samples/s
 from the plain server and 11/s from a speculative one (each engine pinned to one core,
-``VLLM_CPU_OMP_THREADS_BIND``); ``check_ab`` alternates the two sides, so n = 1,400 per side takes
-about 3.5 minutes and reaches TV ~0.17 at the budget's per-check alpha.  Per token (T = 1, answers of 16
+``VLLM_CPU_OMP_THREADS_BIND``); ``check_ab`` alternates the two sides, so n = 900 per side takes
+about 2.2 minutes and reaches TV ~0.22 at the budget's per-check alpha.  Per token (T = 1, answers of 16
 tokens, the oracle scoring on the plain server's core while the n-gram server answers on its own): the PASS
 at TV 0.03 takes about 8 minutes (35,632 tokens, 2026-11-25), the as-shipped FAIL 39 s.  The reports are kept
 in ``.peers/`` (JSON).  The whole file: about 20 minutes.
@@ -57,7 +57,7 @@ ROOT = Path(__file__).resolve().parent.parent
 REPORTS = ROOT / ".peers"
 MODEL = "smollm2"
 ENV = {"HF_HUB_OFFLINE": "1", "VLLM_CPU_KVCACHE_SPACE": "1", "TOKENIZERS_PARALLELISM": "false", "PYTHONPATH": str(ROOT)}
-N_PASS = 1400  # per side: ~3.5 min at the measured rates, TV ~0.17
+N_PASS = 900  # per side: ~2.2 min at the measured rates, TV ~0.22 (every token: the per-token checks below)
 N_FAIL = 400  # per side: the shipped bug is far larger than the TV this reaches (~0.3)
 N_LAW = 600  # one server against the exact law
 N_SLOW = 6000  # per side, -m "peers and slow" (make peers-slow): about 15 minutes, TV about 0.08
@@ -176,7 +176,7 @@ def fixed_vs_plain(servers, budget, *, n: int, tv: float, seed: int, label: str)
 
 
 def test_the_speculative_server_with_the_workaround_passes(servers, specdec_budget):
-    report = fixed_vs_plain(servers, specdec_budget, n=N_PASS, tv=0.2, seed=22, label="")
+    report = fixed_vs_plain(servers, specdec_budget, n=N_PASS, tv=0.25, seed=22, label="")
     spec = report.speculation
     assert spec["drafts"] > 100 and 0 < spec["accepted_tokens"] < spec["draft_tokens"], spec
     log = servers["ngram_fixed"].log_path.read_text(errors="replace")
@@ -250,23 +250,33 @@ def law_oracle(servers) -> VLLMServerOracle:
     return VLLMServerOracle(servers["plain"].base_url, MODEL, sampling=TOKENS, max_in_flight=4, request_timeout=600)
 
 
-def per_token(servers, server: str, rows_per_call: int = 256, **settings):
+def per_token(servers, server: str, rows_per_call: int = 256, tv: float = 0.03, label: str = "", **settings):
     started = time.perf_counter()
     report = sd.check_tokens(token_decoder(servers, server), law_oracle(servers), [vllm_subjects.PROMPT], length=TOKEN_LENGTH,
-                             tv=0.03, rows_per_call=rows_per_call, **settings)
+                             tv=tv, rows_per_call=rows_per_call, **settings)
     seconds = time.perf_counter() - started
-    keep(f"{server}-per-token", report)
+    keep(f"{server}-per-token{label}", report)
     print(f"-> {report.verdict} after {seconds:.0f} s, {report.checks[0].n if report.checks else 0:,} tokens, reached TV "
           f"{report.reached_tv}, speculation {report.speculation}")
     return report, seconds
 
 
-def test_every_token_of_the_server_with_the_workaround_follows_the_oracle(servers, specdec_budget):
-    report, seconds = per_token(servers, "ngram_fixed", seed=26, budget=specdec_budget,
+def workaround_per_token(servers, budget, tv: float, seed: int, label: str):
+    report, seconds = per_token(servers, "ngram_fixed", tv=tv, label=label, seed=seed, budget=budget,
                                 name="vLLM server, n-gram with the #55005 workaround, per token vs the plain server's log-probabilities")
-    assert report.verdict == "PASS" and report.reached_tv <= 0.03, report.format()
+    assert report.verdict == "PASS" and report.reached_tv <= tv, report.format()
     assert report.speculation["drafts"] > 100 and 0 < report.speculation["accepted_tokens"] < report.speculation["draft_tokens"]
-    assert seconds < 600, seconds
+    return seconds
+
+
+def test_every_token_of_the_server_with_the_workaround_follows_the_oracle(servers, specdec_budget):
+    """CI's slice at a per-token TV of 0.05 (about 13 k tokens, 3 minutes); TV 0.03 under ``slow`` (36 k, 8 minutes)."""
+    assert workaround_per_token(servers, specdec_budget, tv=0.05, seed=26, label="") < 300
+
+
+@pytest.mark.slow
+def test_every_token_of_the_server_with_the_workaround_follows_the_oracle_at_tv_0_03(servers, specdec_budget):
+    assert workaround_per_token(servers, specdec_budget, tv=0.03, seed=28, label="-0.03") < 600
 
 
 def test_every_token_of_the_server_as_shipped_fails_within_a_minute(servers):
