@@ -83,6 +83,16 @@ $(LLAMA_SERVER): scripts/build_llama_server.sh
 	PYTHON=$(PYTHON) bash scripts/build_llama_server.sh
 llama-server: $(LLAMA_SERVER)
 
+# llama.cpp's own llama-speculative example (examples/speculative), the same sources and build folder as llama-server with
+# -DLLAMA_BUILD_EXAMPLES=ON (about 8 minutes on one core): make peers-slow / peers-matrix, not make peers.  Its tests run
+# in .venv-llama (peers/test_llama_speculative*.py, all marked slow).
+LLAMA_SPECULATIVE := .peers/llama-server/build/bin/llama-speculative
+$(LLAMA_SPECULATIVE): scripts/build_llama_server.sh
+	PYTHON=$(PYTHON) TARGET=llama-speculative bash scripts/build_llama_server.sh
+llama-speculative: $(LLAMA_SPECULATIVE)
+peers-llama_speculative: $(LLAMA_VENV)/.installed $(LLAMA_SPECULATIVE)
+	HF_HUB_OFFLINE=1 $(LLAMA_PY) -m pytest -m peers $(wildcard peers/test_llama_speculative*.py) -p no:randomly --specdec-alpha $(PEERS_ALPHA) -s
+
 # mistral.rs through its Python package, in its own virtualenv (a prebuilt CPU wheel).  0.6.0 is the tested pin:
 # later wheels (0.8.x, 0.9.x) speculate only through paged attention, which has no CPU build.  torch and
 # transformers are for the per-token oracle (HFSettingsOracle, the float32 copy of SmolLM2), not for mistral.rs.

