@@ -31,7 +31,7 @@ from fixtures.vllm_subjects import PROMPT
 from specdec import SamplingSettings
 from specdec.adapters import _common
 from specdec.adapters.ortgenai import FLOOR, OrtGenAIDecoder, OrtGenAIOracle, Speculation
-from specdec.adapters.ortgenai.decoder import load_model
+from specdec.adapters.ortgenai.genai_decoder import load_model
 from specdec.adapters.ortgenai.engine_law import engine_law, exact_top_p_size
 from specdec.errors import PeerVersionError
 from specdec.sampling_settings import UnsupportedSetting

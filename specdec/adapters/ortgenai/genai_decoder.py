@@ -27,7 +27,7 @@ decoding (``ComputeTargetTokenSelection``: :mod:`.engine_law`).  Then
   whenever the verification pass's logits equal the one-token pass's.
 
 So both methods should emit the engine's own law without speculation: the per-token check tests them against
-:class:`.oracle.OrtGenAIOracle` (the engine's logits, one token at a time), the A/B check against the engine without
+:class:`.genai_oracle.OrtGenAIOracle` (the engine's logits, one token at a time), the A/B check against the engine without
 speculation.  Speculation counts (``Generator.get_speculative_stats``): ``drafts`` are verification rounds,
 ``draft_tokens`` the drafted tokens the target scored in them (``draft_tokens_proposed``), ``accepted_tokens`` those kept.
 """

@@ -25,7 +25,7 @@ from ..._validation import as_float, as_int
 from ...laws.oracles import TokenLaw, row_law
 from ...sampling_settings import SamplingSettings
 from ...warpers import SamplingConfig
-from .decoder import eos_ids, load_model, read_config
+from .genai_decoder import eos_ids, load_model, read_config
 from .engine_law import engine_law
 from .search_options import checked_settings, refuse_unmapped
 
