@@ -130,3 +130,16 @@ def test_top_p_is_the_tail_bound_nucleus_not_the_exact_one(chat_prompt):
           f"{np.mean(mass):.3f}, largest {max(mass):.3f} ({time.perf_counter() - started:.0f} s)")
     assert outside_engine == 0  # every token inside the law the oracle states
     assert outside_exact > 0 and max(mass) > 0.05  # an exact top-p never emits them
+
+
+@pytest.mark.slow  # the target as its own draft: two 30-layer models, about a minute here
+def test_greedy_self_draft_keeps_its_drafts_and_emits_the_plain_greedy_tokens(chat_prompt):
+    greedy = SamplingSettings(temperature=0.0)
+    prompts = [list(PROMPT), chat_prompt]
+    reference = subjects.plain(greedy)(prompts, 16, 0)
+    decoder = subjects.speculative("self_draft", greedy)
+    rows = decoder(prompts, 16, 0)
+    counts = decoder.speculation_counts()
+    print(f"\ngreedy, the target as its own draft: {counts}")
+    assert rows == reference, (rows, reference)
+    assert counts["accepted_tokens"] > counts["draft_tokens"] // 2, counts  # the draft is the target: most drafts kept
