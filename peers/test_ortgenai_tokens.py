@@ -71,7 +71,7 @@ def test_every_token_of_speculation_follows_the_engines_own_law(cell, specdec_bu
     print(f"\n{cell}: {time.perf_counter() - started:.0f} s")
     spec = report.speculation
     assert report.verdict == "PASS", report.format()
-    assert spec["drafts"] > 0 and 0 < spec["accepted_tokens"] < spec["draft_tokens"], spec
+    assert spec["drafts"] > 0 and 0 < spec["accepted_tokens"] <= spec["draft_tokens"], spec  # the self draft keeps all
 
 
 @pytest.mark.parametrize("cell", ["ngram T=1", "draft_model T=1"])
