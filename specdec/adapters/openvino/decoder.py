@@ -68,14 +68,17 @@ class OpenVINODecoder:
     ``num_assistant_tokens``: K (default 4; ``"draft_model"`` with ``assistant_confidence_threshold`` takes none).
     ``draft_dir``: the draft's IR folder (``"draft_model"`` only; required).  ``max_ngram_size``: prompt lookup's
     n-gram (default 3).  ``threads``: ``INFERENCE_NUM_THREADS`` of target and draft.  ``batch``: requests per
-    ``generate`` call.  ``cache_gb``: the KV cache (``SchedulerConfig.cache_size``, GB).
+    ``generate`` call.  ``cache_gb``: the KV cache (``SchedulerConfig.cache_size``, GB).  ``properties``: more OpenVINO
+    properties of target and draft (``{"INFERENCE_PRECISION_HINT": "f32"}``: on a CPU with bf16, OpenVINO computes in
+    bf16 by default, and its logits come in steps of 0.125 near 27: near-ties of greedy decoding then flip with the
+    batch shape).
     """
 
     def __init__(self, gguf_path: str | os.PathLike, *, method: str | None = None, sampling: SamplingConfig | None = None,
                  settings: SamplingSettings | None = None, num_assistant_tokens: int | None = None,
                  assistant_confidence_threshold: float | None = None, max_ngram_size: int | None = None,
                  draft_dir: str | os.PathLike | None = None, logprobs: int = 0, threads: int = 1, batch: int = 16,
-                 cache_gb: int = 1, name: str | None = None) -> None:
+                 cache_gb: int = 1, properties: dict | None = None, name: str | None = None) -> None:
         if not isinstance(gguf_path, (str, os.PathLike)):
             raise TypeError(f"gguf_path must be a path to a GGUF file, got {type(gguf_path).__name__} {gguf_path!r}")
         if method not in METHODS:
@@ -106,6 +109,12 @@ class OpenVINODecoder:
         self.threads = as_int("threads", threads, minimum=1)
         self.batch = as_int("batch", batch, minimum=1)
         self.cache_gb = as_int("cache_gb", cache_gb, minimum=1)
+        if properties is not None and not isinstance(properties, dict):
+            raise TypeError(f"properties must be a dict of OpenVINO properties, got {type(properties).__name__}")
+        own = {"INFERENCE_NUM_THREADS", "draft_model", "prompt_lookup"} & set(properties or {})
+        if own:
+            raise ValueError(f"properties may not set {sorted(own)}: OpenVINODecoder sets them (threads=, method=)")
+        self.properties = dict(properties or {})
         if name is not None and not isinstance(name, str):
             raise TypeError(f"name must be a str or None, got {type(name).__name__} {name!r}")
         self.name = name or self.settings
@@ -142,9 +151,10 @@ class OpenVINODecoder:
 
             scheduler = openvino_genai.SchedulerConfig()
             scheduler.cache_size = self.cache_gb
-            properties = {"INFERENCE_NUM_THREADS": self.threads}
+            properties = {"INFERENCE_NUM_THREADS": self.threads, **self.properties}
             if self.method == "draft_model":
-                properties["draft_model"] = openvino_genai.draft_model(self.draft_dir, "CPU", INFERENCE_NUM_THREADS=self.threads)
+                properties["draft_model"] = openvino_genai.draft_model(self.draft_dir, "CPU", INFERENCE_NUM_THREADS=self.threads,
+                                                                       **self.properties)
             elif self.method == "prompt_lookup":
                 properties["prompt_lookup"] = True
             self._pipe = openvino_genai.ContinuousBatchingPipeline(self.gguf_path, scheduler, "CPU", properties)

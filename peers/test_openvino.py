@@ -1,0 +1,83 @@
+"""OpenVINO GenAI (openvino-genai 2026.4.1.0, CPU) on SmolLM2-135M's GGUF: the ``make peers-openvino`` slice (issue 39).
+
+Runs in ``.venv-openvino``.  The subjects are :mod:`fixtures.openvino_subjects`: the pipeline on the Q4_1 GGUF without
+speculation (the control), with a draft model (the IR copy of the same GGUF: draft = target, K = 4) and with prompt
+lookup (K = 4, ``max_ngram_size=2``).  What OpenVINO's source says it does (:mod:`specdec.adapters.openvino.decoder`):
+prompt lookup and greedy keep a draft iff the target's own draw (argmax) equals it - lossless; a draft model at T > 0
+keeps x iff r <= q(x) / p(y), y a fresh draw of the target, r on a grid of 0.01, and replaces a rejected x by a draw
+from the *next* position's law - not lossless, even with draft = target.  What the runs show:
+
+* the adapter refuses an openvino-genai it was not tested on (PeerVersionError, before building anything), the
+  settings OpenVINO cannot take, by name, and bad arguments;
+* the draft model at T = 0.7, top-p 0.8 FAILs the A/B check against the engine without speculation on the
+  " cat"/" dog" prompt, located at the third token (a check meant to fail runs at the production level, family-wise
+  alpha 1e-6, outside the run's budget, as the mutants do).  Measured: p = 2.8e-7 at n = 400 a side, L = 3 (the
+  subject emits "?" and "=" after " cat dog", which the engine without speculation does not).
+
+The PASSes (the control against itself, prompt lookup against the control, per token against OpenVINO's own law)
+need thousands of answers at 6-17 answers/s on 2 busy cores, and greedy decoding needs a paragraph of its own: both in
+``-m "peers and slow"`` (peers/test_openvino_slow.py).
+"""
+
+import time
+from importlib import metadata
+
+import pytest
+
+import specdec
+from fixtures import openvino_subjects as ovs
+from specdec.adapters._common import PeerVersionError
+from specdec.adapters.openvino import DISTRIBUTIONS, SUPPORTED_OPENVINO_GENAI, OpenVINODecoder
+from specdec.sampling_settings import SamplingSettings, UnsupportedSetting
+
+pytestmark = pytest.mark.peers
+
+GREEDY_TOKENS = 16
+N_FAIL = 500  # answers a side (p = 2.8e-7 measured at 400, seed 5; the engine is deterministic under its seeds)
+
+
+def test_the_installed_version_is_the_tested_one():
+    assert SUPPORTED_OPENVINO_GENAI == ("2026.4.1.0",)
+    assert metadata.version("openvino-genai") in SUPPORTED_OPENVINO_GENAI
+    assert metadata.version("openvino").startswith("2026.4.1")  # the wheels of one release
+
+
+def test_the_adapter_refuses_a_version_it_was_not_tested_on(monkeypatch):
+    real = metadata.version
+    monkeypatch.setattr(metadata, "version", lambda name: "2026.3.0.0" if name in DISTRIBUTIONS else real(name))
+    decoder = ovs.engine(None)
+    with pytest.raises(PeerVersionError, match=r"supports openvino-genai 2026\.4\.1\.0; installed: openvino-genai 2026\.3\.0\.0"):
+        decoder([ovs.PROMPT], 2, 0)
+    assert decoder._pipe is None  # refused before anything was built
+
+
+@pytest.mark.parametrize("field, value", [("logit_bias", {5: 1.0}), ("bad_words", [[5]]), ("allowed_token_ids", [5, 6]),
+                                          ("seeded", False), ("stop_token_ids", [2]), ("samples_per_request", 2),
+                                          ("logits_processor", lambda history, logits: logits)])
+def test_settings_openvino_cannot_take_are_refused_by_name(field, value):
+    with pytest.raises(UnsupportedSetting, match=f"OpenVINO GenAI does not take {field}="):
+        OpenVINODecoder(ovs.gguf_path(), settings=SamplingSettings(temperature=1.0, **{field: value}))
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(method="eagle"), "method must be one of"),
+    (dict(method="draft_model"), "needs draft_dir"),
+    (dict(num_assistant_tokens=4), "need a method"),
+    (dict(method="prompt_lookup", assistant_confidence_threshold=0.5), "a draft model's setting"),
+    (dict(method="draft_model", draft_dir="x", num_assistant_tokens=4, assistant_confidence_threshold=0.5), "not both"),
+    (dict(threads=0), "threads"),
+    (dict(logprobs=-1), "logprobs"),
+])
+def test_bad_arguments_are_refused_with_their_name(kwargs, message):
+    with pytest.raises((ValueError, TypeError), match=message):
+        OpenVINODecoder(ovs.gguf_path(), **kwargs)
+
+
+def test_the_draft_model_at_T07_top_p_changes_the_law():
+    plain, subject = ovs.engine(None, ovs.T07_TOP_P), ovs.engine("draft_model", ovs.T07_TOP_P)
+    started = time.perf_counter()
+    report = specdec.check_ab(subject, plain, [ovs.PROMPT], length=3, max_new_tokens=3, n=N_FAIL, tv=None, seed=5,
+                              rows_per_call=64, family_alpha=1e-6, name="OpenVINO draft model (draft = target) K=4 vs none")
+    print(f"\n{report.format()}\n-> {report.verdict}, {time.perf_counter() - started:.0f} s")
+    assert report.verdict == "FAIL", report.format()
+    assert report.speculation["draft_tokens"] > report.speculation["accepted_tokens"] > 0, report.speculation
