@@ -7,7 +7,8 @@ Writes, under ``--out`` (default ``.peers/ortgenai``):
 * ``draft4/``: its first 4 layers (the same embedding, final norm and tied head), the draft of draft-model speculation;
 * ``spec_draft4/`` and ``spec_self/``: composite configurations (``genai_config.json`` only, docs/SpeculativeDecoding.md of
   onnxruntime-genai: the target's ``model.decoder`` block and a ``model.draft`` block whose filename is relative to the
-  composite folder) with the 4-layer draft and with the target as its own draft (draft == target isolates the rule);
+  composite folder; 0.18.0 refuses "..", so the folder holds links to the two model folders) with the 4-layer draft
+  and with the target as its own draft (draft == target isolates the rule);
 * ``export.json``: the builder's version, the source folder and the seconds each export took.
 
 The source is the project's float32 safetensors copy (:func:`specdec.decoding.models.smollm2_dir`, converted from the
@@ -61,10 +62,16 @@ def _composite(out: Path, name: str, draft: str) -> None:
     target = json.loads((out / "target" / "genai_config.json").read_text())
     draft_config = json.loads((out / draft / "genai_config.json").read_text())
     folder = out / name
-    folder.mkdir(parents=True, exist_ok=True)
-    target["model"]["decoder"]["filename"] = f"../target/{target['model']['decoder']['filename']}"
+    if folder.exists():
+        shutil.rmtree(folder)
+    folder.mkdir(parents=True)
+    # 0.18.0 refuses ".." in a model filename ("Config path must not contain path traversal"): the composite folder
+    # holds links to the two model folders (each model's external data file lies beside its model.onnx)
+    (folder / "target").symlink_to(Path("..") / "target", target_is_directory=True)
+    (folder / "draft").symlink_to(Path("..") / draft, target_is_directory=True)
+    target["model"]["decoder"]["filename"] = f"target/{target['model']['decoder']['filename']}"
     block = dict(draft_config["model"]["decoder"])
-    block["filename"] = f"../{draft}/{block['filename']}"
+    block["filename"] = f"draft/{block['filename']}"
     target["model"]["draft"] = block
     (folder / "genai_config.json").write_text(json.dumps(target, indent=2))
     for entry in (out / "target").iterdir():  # the tokenizer files the composite's Model/Tokenizer read
