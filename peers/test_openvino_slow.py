@@ -4,12 +4,12 @@ Runs in ``.venv-openvino``, on :mod:`fixtures.openvino_subjects` (draft = target
 answers/s on 2 busy cores, so every check here takes minutes (the whole file about an hour):
 
 * **controls** - the engine without speculation against itself, two seed ranges (A/B PASS), and against OpenVINO's own
-  law (:class:`specdec.adapters.openvino.oracle.OpenVINOOracle`, per token PASS): only then may either judge a subject;
+  law (:class:`specdec.adapters.openvino.ir_oracle.OpenVINOOracle`, per token PASS): only then may either judge a subject;
 * **prompt lookup** - against the control (A/B) at T = 1 and at T = 0.7 with top-p 0.8, and per token at T = 1: PASS
   expected (its verification keeps a draft iff the target's own draw equals it);
 * **draft model** - per token at T = 1 against OpenVINO's own law, with ``logprobs`` asked (which changes the
   probabilities the rule reads) and with an ``assistant_confidence_threshold`` instead of a fixed K: FAIL expected
-  (``Sampler::validate_candidate``: :mod:`specdec.adapters.openvino.decoder`); a check meant to fail runs at the
+  (``Sampler::validate_candidate``: :mod:`specdec.adapters.openvino.pipeline`); a check meant to fail runs at the
   production level, family-wise alpha 1e-6, outside the run's budget;
 * **greedy** (in f32, ``INFERENCE_PRECISION_HINT``): row-by-row equality of speculation on and off does NOT hold in
   this engine, for a reason outside the verification: OpenVINO's own paths round differently.  Measured on the four
@@ -57,7 +57,7 @@ def _tokens(decoder, oracle, seed, **kwargs):
 
 @pytest.fixture(scope="module")
 def oracle_t1():
-    from specdec.adapters.openvino.oracle import OpenVINOOracle
+    from specdec.adapters.openvino.ir_oracle import OpenVINOOracle
 
     return OpenVINOOracle(ovs.draft_dir(), ovs.T1)
 
@@ -129,7 +129,7 @@ def test_greedy_speculation_keeps_the_argmax(greedy_answers, method):
     one-shot forward of its prefix, and some rows are equal: row-by-row equality does not hold in this engine (module
     docstring), so what is asserted is that speculation leaves the argmax no further than the engine's own decode path
     does."""
-    from specdec.adapters.openvino.oracle import OpenVINOOracle
+    from specdec.adapters.openvino.ir_oracle import OpenVINOOracle
 
     plain, spec, prompts = greedy_answers[None], greedy_answers[method], greedy_answers["prompts"]
     assert all(len(row) == GREEDY_TOKENS for row in plain + spec)

@@ -16,9 +16,9 @@ Run (about 30 s for part 1, 2-3 minutes for part 2 on 2 busy cores)::
 1. draft = target (the IR copy of SmolLM2-135M-Instruct's Q4_1 GGUF), T = 1, the " cat"/" dog" prompt, 64 requests
    of 8 tokens, K = 4: OpenVINO's own counters report rejected drafts (F1: none).  Exits 1 when some are rejected.
 2. ``--ab``: the law of the first three tokens at T = 0.7, top-p 0.8, with and without the draft (``specdec.check_ab``,
-   n = 400 a side): FAIL, located at the third token after the prefix " dog cat" ([2644, 2767]; measured p = 2.8e-7,
-   the smallest n tried that fails at family-wise alpha 1e-6), where the draft's run emits "?" and "=" that the
-   engine without a draft does not.
+   n = 400 a side): FAIL, located at the third token after the prefix " cat dog" ([2644, 2767]; measured p = 2.8e-7,
+   the smallest n tried that fails at family-wise alpha 1e-6), where the draft's run emits "." and "," more often than the
+   engine without a draft.
 """
 
 from __future__ import annotations

@@ -1,10 +1,12 @@
-"""OpenVINO GenAI (openvino-genai 2026.4.1.0) as a speculative decoding subject (issue 39): :mod:`.decoder` (the
+"""OpenVINO GenAI (openvino-genai 2026.4.1.0) as a speculative decoding subject (issue 39): :mod:`.pipeline` (the
 pipeline behind the Decoder Protocol, and how the engine verifies drafts), :mod:`.generation_config` (the sampling
-record as a ``GenerationConfig``), :mod:`.ir_copy` (the IR folder a draft model needs)."""
+record as a ``GenerationConfig``), :mod:`.ir_copy` (the IR folder a draft model needs), :mod:`.ir_oracle` (the engine's
+own law of every next token)."""
 
-from .decoder import DISTRIBUTIONS, METHODS, SUPPORTED_OPENVINO_GENAI, OpenVINODecoder
+from .pipeline import DISTRIBUTIONS, METHODS, SUPPORTED_OPENVINO_GENAI, OpenVINODecoder
 from .generation_config import checked_settings, generation_config
 from .ir_copy import default_ir_dir, ir_copy
+from .ir_oracle import OpenVINOOracle, openvino_law
 
-__all__ = ["DISTRIBUTIONS", "METHODS", "SUPPORTED_OPENVINO_GENAI", "OpenVINODecoder", "checked_settings", "default_ir_dir",
-           "generation_config", "ir_copy"]
+__all__ = ["DISTRIBUTIONS", "METHODS", "SUPPORTED_OPENVINO_GENAI", "OpenVINODecoder", "OpenVINOOracle", "checked_settings",
+           "default_ir_dir", "generation_config", "ir_copy", "openvino_law"]
