@@ -15,8 +15,10 @@ Read in ``examples/speculative/speculative.cpp`` (``main``) of that commit:
   ``max(0, p - q)`` renormalised - the two candidate arrays are sorted by id and subtracted *element by element*,
   which pairs the same token only when both hold the whole vocabulary (no truncation) - and the next sequence is
   tried against it; when every sequence is rejected, the token is drawn from the (residual) p with
-  ``std::discrete_distribution``.  This is the rejection rule of docs/reference.md F1, but F1 is lossless only for a
-  draft token *drawn from q*; here x = argmax q.  The emitted law at a drafted position, one sequence, is
+  ``std::discrete_distribution``.  This is the rejection rule of docs/reference.md F1, lossless only for a draft
+  token *drawn from q*; here x = argmax q, a deterministic draft, for which the lossless rule takes q as the point mass
+  on x (E5: accept with p(x), residual p without x) - the example uses the draft's softmax instead.  (Its test
+  ``r <= p/q`` is also the non-strict form of E3.)  The emitted law at a drafted position, one sequence, is
   ``P(x) = min(1, p(x)/q(x))`` and, for y != x, ``P(y) = (1 - min(1, p(x)/q(x))) * max(0, p(y) - q(y)) / Z``: not p
   (for p = q it is the point mass on argmax q - greedy decoding at T = 1).  **Expected: not lossless at T > 0**; the
   per-token and A/B checks must FAIL.  Undrafted positions (the first token of an answer, the token after the last
