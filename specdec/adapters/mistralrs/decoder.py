@@ -106,7 +106,7 @@ class MistralRsDecoder:
         self._runner = None
         self._ids: IdTable | None = None
         self._texts: dict[tuple[int, ...], str] = {}
-        self.eos_token_ids: tuple[int, ...] = ()
+        self._eos: tuple[int, ...] = ()
 
     @property
     def settings(self) -> str:
@@ -114,6 +114,12 @@ class MistralRsDecoder:
         found = installed_version(DISTRIBUTIONS)
         spec = "no draft" if self.gamma is None else f"draft model, gamma={self.gamma}"
         return f"mistral.rs {found[1] if found else '?'} ({spec}; {self.settings_record.label}; seed ignored)"
+
+    @property
+    def eos_token_ids(self) -> tuple[int, ...]:
+        """The ids the engine stops a row at (built on first use: the engine's encoding of ``<|im_end|>``)."""
+        self.runner  # noqa: B018
+        return self._eos
 
     @property
     def num_draft_tokens(self) -> int:
@@ -139,7 +145,7 @@ class MistralRsDecoder:
             draft = {} if self.gamma is None else {"which_draft": which(self.draft_gguf_path), "speculative_gamma": self.gamma}
             runner = _build_runner(Runner, which(self.gguf_path), max_seqs=self.max_seqs, **draft)
             self._ids = IdTable(gguf_token_texts(self.gguf_path))
-            self.eos_token_ids = _eos_ids(runner)
+            self._eos = _eos_ids(runner)
             self._runner = runner
         return self._runner
 
