@@ -143,3 +143,14 @@ def test_greedy_self_draft_keeps_its_drafts_and_emits_the_plain_greedy_tokens(ch
     print(f"\ngreedy, the target as its own draft: {counts}")
     assert rows == reference, (rows, reference)
     assert counts["accepted_tokens"] > counts["draft_tokens"] // 2, counts  # the draft is the target: most drafts kept
+
+
+def test_a_row_that_stops_at_eos_ends_with_the_eos():
+    """0.18.0 leaves the EOS out of ``get_sequence``; the adapter appends it (the Decoder Protocol: a short row ends at
+    EOS).  The row seed is one that check_ab's draft-model A/B met: its plain row stops after two tokens."""
+    from specdec.adapters.ortgenai import row_seeds
+
+    seed = row_seeds(2463849633229951949, 16)[2]
+    for decoder in (subjects.plain(T1), subjects.speculative("ngram", T1)):
+        row = decoder._row(list(PROMPT), 6, seed)
+        assert len(row) < 6 and row[-1] == subjects.EOS and subjects.EOS not in row[:-1], (decoder.name, row)

@@ -5,7 +5,9 @@ builder's ``genai_config.json`` folder) on first call and answers ``decoder(prom
 list of new token ids per prompt.  One ``og.Generator`` per row, batch size 1 (the only size speculation takes), rows one
 after another; token ids in (``append_tokens``), the sequence's new ids out (``get_sequence``), no tokenizer between.
 Every row has its own ``random_seed``, derived from the call's seed (:func:`row_seeds`).  A row ends after the model's
-EOS (``eos_token_id`` of ``genai_config.json``; 2 for SmolLM2): pass it to the check.  ``threads``: ONNX Runtime's
+EOS (``eos_token_id`` of ``genai_config.json``; 2 for SmolLM2): pass it to the check.  0.18.0 stops at an EOS without
+appending it to the sequence (``get_sequence`` ends before it; ``get_next_tokens`` holds it): the adapter appends it, so a
+short row ends with its EOS as the Decoder Protocol says (found by ``check_ab``'s contract check, a row of 2 of 6 tokens).  ``threads``: ONNX Runtime's
 intra-op threads of every session (target and draft).
 
 **How 0.18.0 verifies drafts** (read in microsoft/onnxruntime-genai at commit a0c04eb13, 2026-08-22, 0.16.0-dev;
@@ -158,14 +160,21 @@ class OrtGenAIDecoder:
         generator.append_tokens(np.asarray(prompt, dtype=np.int32))
         while not generator.is_done():
             generator.generate_next_token()
-        sequence = [int(t) for t in generator.get_sequence(0)]
+        sequence = [int(t) for t in generator.get_sequence(0)][:len(prompt) + max_new_tokens]
+        if len(sequence) < len(prompt) + max_new_tokens and not (len(sequence) > len(prompt) and sequence[-1] in self.eos_token_ids):
+            # 0.18.0 ends a row at EOS without appending it to the sequence: the EOS is the step's next token
+            last = int(generator.get_next_tokens()[0])
+            if last not in self.eos_token_ids:
+                raise RuntimeError(f"onnxruntime-genai ended a row after {len(sequence) - len(prompt)} of {max_new_tokens} "
+                                   f"tokens on {last}, not on EOS {list(self.eos_token_ids)}")
+            sequence.append(last)
         if self.speculation is not None:
             stats = generator.get_speculative_stats()
             self.last_stats.append(dict(stats))
             self._counts["drafts"] += int(stats["rounds"])
             self._counts["draft_tokens"] += int(stats["draft_tokens_proposed"])
             self._counts["accepted_tokens"] += int(stats["draft_tokens_accepted"])
-        return sequence[len(prompt):len(prompt) + max_new_tokens]
+        return sequence[len(prompt):]
 
     def speculation_counts(self) -> dict | None:
         """Cumulative counts since the decoder was built (module docstring); None for the control."""
