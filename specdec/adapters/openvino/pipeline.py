@@ -18,11 +18,12 @@ GGUF file directly) and answers ``decoder(prompts, max_new_tokens, seed)`` with 
   tokens) of each ``generate`` call; prompt lookup reports none (None).
 
 How OpenVINO GenAI verifies drafts (``src/cpp/src/sampling/sampler.cpp``, openvino.genai at commit da1db86, after tag
-2026.3.0.0; the installed 2026.4.1.0 is judged by the checks).  ``Sampler::sample_from_sequence_group`` walks the
+2026.3.0.0; the installed 2026.4.1.0, build ab01d1771e4, is not in the snapshot read: the checks judge it).  ``Sampler::sample_from_sequence_group`` walks the
 K + 1 target rows of a step; at each drafted position it *draws a token y from the target* (``_multinomial_sample``)
 and calls ``Sampler::validate_candidate``:
 
-* prompt lookup (``has_real_probabilities`` false), and a sequence's first step: the draft token x is kept iff
+* prompt lookup (``has_real_probabilities`` false), and a step where every generated token is still a candidate
+  (``get_generated_len() == get_num_tokens_to_validate()``): the draft token x is kept iff
   ``x == y``; otherwise y replaces it and the step ends.  One target draw per emitted token, in the true context:
   the sample-match coupling (docs/reference.md, E5), lossless.
 * a draft model at T > 0 (``do_sample`` and real probabilities): x is kept iff ``r <= q(x) / p(y)``, where q(x) is the
