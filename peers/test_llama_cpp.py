@@ -19,7 +19,7 @@ the temperature), so the reference is the same engine without a draft.  What the
 
 n per side is fixed from the measured rates (one thread each on a busy 2-core machine: ``plain`` about 29
 samples/s, ``lookup`` about 14): the A/B PASS at n = 2,000 per side takes about 3.5 minutes and reaches TV
-about 0.15 at the budget's per-check alpha (5e-8 / 1000 under ``make peers``); the file about 5 minutes.
+about 0.15 at the budget's per-check alpha (2e-8 / 1000 under ``make peers``); the file about 5 minutes.
 ``-m "peers and slow"`` runs n = 8,000 per side instead (about 14 minutes, TV about 0.08).
 """
 
