@@ -2,7 +2,7 @@
 
 Runs in ``.venv-mistralrs`` (``make peers-mistralrs``).  The draft is the target's own GGUF file (draft = target: any
 rule that keeps the target's law keeps it here, and a difference can only come from the rule), gamma = 2.  What the
-runs show (specdec/adapters/mistralrs/decoder.py cites the source):
+runs show (specdec/adapters/mistralrs/mistralrs_decoder.py cites the source):
 
 * the adapter refuses a mistralrs it was not tested on, and the settings 0.6.0 cannot take, by name;
 * ids go in and out exactly: the adapter's decoding of every id equals the engine's ``detokenize_text``;

@@ -10,7 +10,7 @@ logits.  Its penalties read the whole sequence (``seq.get_toks()``: prompt and a
 What the Python request of 0.6.0 cannot carry is refused by name (:class:`specdec.sampling_settings.UnsupportedSetting`):
 a repetition penalty (no field), a minimum length, bad words, allowed ids, stop *token ids* (``stop_seqs`` are
 strings), a user logits processor, and more than one sample per request.  ``seeded`` is accepted either way: no
-request of 0.6.0 carries a seed (the engine draws from one RNG, module :mod:`.decoder`), so a seed is never honoured.
+request of 0.6.0 carries a seed (the engine draws from one RNG, module :mod:`.mistralrs_decoder`), so a seed is never honoured.
 """
 
 from __future__ import annotations
