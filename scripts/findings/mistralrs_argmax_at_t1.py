@@ -28,6 +28,9 @@ ROWS = 12
 GAMMA = 2
 
 
+_KEPT = []  # mistral.rs 0.6.0: a Runner built after another was dropped fails its dummy run ("Engine is dead"): keep them
+
+
 def first_tokens(gamma: int | None, temperature: float, rows: int) -> list[int]:
     """The first new token id of ``rows`` requests (mistral.rs 0.6.0, SmolLM2-135M-Instruct Q4_1, text prompt)."""
     from specdec import SamplingSettings
@@ -35,6 +38,7 @@ def first_tokens(gamma: int | None, temperature: float, rows: int) -> list[int]:
     from specdec.decoding.models import GGUF_FILE, _gguf_dir
 
     decoder = MistralRsDecoder(str(_gguf_dir() / GGUF_FILE), settings=SamplingSettings(temperature=temperature), gamma=gamma)
+    _KEPT.append(decoder)
     prompt = list(decoder.runner.tokenize_text(PROMPT_TEXT, False, None))
     return [row[0] for row in decoder([prompt] * rows, 1, 0)]
 

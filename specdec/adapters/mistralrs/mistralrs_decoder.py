@@ -35,7 +35,9 @@ Engine parameters: ``max_seqs`` (mistral.rs's batch: sequences running at once; 
 time, and the speculative pipeline verifies one sequence per step; ``max_seqs=1`` with a draft is refused: 0.6.0's
 speculative engine fails its start-up dummy run there and dies), ``threads`` (the size of rayon's
 global pool, ``RAYON_NUM_THREADS``, fixed for the process by the first Runner: a different value already set is
-refused).  No speculation counters: 0.6.0 reports none to Python.
+refused).  No speculation counters: 0.6.0 reports none to Python.  Seen on 0.6.0 (CPU): a Runner built in a process
+after another Runner was dropped fails its start-up dummy run ("Engine is dead"; the call then raises "Channel was
+erroneously closed!"): keep decoders alive for the process (:meth:`with_settings` shares one Runner).
 """
 
 from __future__ import annotations
