@@ -94,7 +94,7 @@ peers-llama_speculative: $(LLAMA_VENV)/.installed $(LLAMA_SPECULATIVE)
 	HF_HUB_OFFLINE=1 $(LLAMA_PY) -m pytest -m peers $(wildcard peers/test_llama_speculative*.py) -p no:randomly --specdec-alpha $(PEERS_ALPHA) -s
 
 # mistral.rs through its Python package, in its own virtualenv (a prebuilt CPU wheel).  0.6.0 is the tested pin:
-# later wheels (0.8.x, 0.9.x) speculate only through paged attention, which has no CPU build.  torch and
+# later wheels speculate differently: 0.9.5's Runner takes no draft model at all (only mtp_model, a model's own MTP head).  torch and
 # transformers are for the per-token oracle (HFSettingsOracle, the float32 copy of SmolLM2), not for mistral.rs.
 MISTRALRS_VENV ?= .venv-mistralrs
 MISTRALRS_PY   := $(MISTRALRS_VENV)/bin/python
