@@ -38,6 +38,9 @@ GAMMA = 2
 STORY = [6403, 1980, 253, 655, 28, 665, 436, 253]  # "Once upon a time, there was a": a flat next-token law (top token ~0.1)
 N_FAIL = 24  # rows per side of the expected FAIL: the subject's 24 equal first tokens vs ~2 of them in the reference
 N_CONTROL = 400
+# a call of 24 rows with the draft did not end within 4-5 minutes here (three tries; 12 rows took about 45 s): an
+# unexplained stall of 0.6.0's speculative engine, so a stalled call ends the check (ERROR) instead of the run
+CALL_TIMEOUT = 300
 T1 = specdec.SamplingSettings(temperature=1.0)
 GREEDY = specdec.SamplingSettings(temperature=0.0)
 NUCLEUS = specdec.SamplingSettings(temperature=0.7, top_p=0.8)
@@ -64,7 +67,8 @@ def drafted():
 def ab(subject, reference, prompts, n, length, **kwargs):
     started = time.perf_counter()
     report = specdec.check_ab(subject, reference, prompts, length=length, max_new_tokens=length, n=n, tv=None, seed=0,
-                              eos_token_id=subject.eos_token_ids[0], rows_per_call=n * len(prompts), **kwargs)
+                              eos_token_id=subject.eos_token_ids[0], rows_per_call=n * len(prompts), call_timeout=CALL_TIMEOUT,
+                              **kwargs)
     print(f"\n{report.format()}\n-> {report.verdict}, n = {n:,} per side, reached TV {report.reached_tv:.4f}, "
           f"{time.perf_counter() - started:.0f} s")
     return report
