@@ -84,7 +84,7 @@ $(LLAMA_SERVER): scripts/build_llama_server.sh
 llama-server: $(LLAMA_SERVER)
 
 # llama.cpp's own llama-speculative example (examples/speculative), the same sources and build folder as llama-server with
-# -DLLAMA_BUILD_EXAMPLES=ON (about 8 minutes on one core): make peers-slow / peers-matrix, not make peers.  Its tests run
+# -DLLAMA_BUILD_EXAMPLES=ON (about 16 minutes on one busy core): make peers-slow / peers-matrix, not make peers.  Its tests run
 # in .venv-llama (peers/test_llama_speculative*.py, all marked slow).
 LLAMA_SPECULATIVE := .peers/llama-server/build/bin/llama-speculative
 $(LLAMA_SPECULATIVE): scripts/build_llama_server.sh
