@@ -30,7 +30,7 @@ LLAMA_VENV ?= .venv-llama
 LLAMA_PY   := $(LLAMA_VENV)/bin/python
 LLAMA_SPEC ?= llama-cpp-python==0.3.36
 
-.PHONY: check test test-slow bench bench-mix bench-load bench-length bench-vllm bench-llama install peers peers-install peers-slow peers-matrix peers-slow-engines peers-openvino peers-ortgenai peers-mistralrs peers-llama_speculative llama-server llama-speculative bench-synthetic bench-open-loop prompt-entropy clean
+.PHONY: check test test-slow bench bench-mix bench-load bench-length bench-vllm bench-llama install peers peers-install peers-slow peers-matrix peers-envs peers-slow-engines peers-openvino peers-ortgenai peers-mistralrs peers-llama_speculative llama-server llama-speculative bench-synthetic bench-open-loop prompt-entropy clean
 
 $(VENV)/.installed: pyproject.toml Makefile
 	$(PYTHON) -m venv $(VENV)
@@ -158,7 +158,10 @@ $(ORTGENAI_MODELS)/.exported: $(ORTGENAI_VENV)/.installed scripts/export_ortgena
 peers-ortgenai: $(ORTGENAI_VENV)/.installed $(ORTGENAI_MODELS)/.exported
 	HF_HUB_OFFLINE=1 $(ORTGENAI_PY) -m pytest -m "peers and not slow" $(wildcard peers/test_ortgenai*.py) -p no:randomly --specdec-alpha $(PEERS_ALPHA) -s
 
-peers-install: $(PEERS_VENV)/.installed $(LLAMA_VENV)/.installed
+peers-install: $(PEERS_VENV)/.installed $(LLAMA_VENV)/.installed peers-envs
+# The peers environments that pip installs without compiling (vLLM's, OpenVINO GenAI's, ONNX Runtime GenAI's with its
+# export, mistral.rs's): .ci/run builds them while make test runs, since they mostly wait on downloads.
+peers-envs: $(PEERS_VENV)/.installed $(OPENVINO_VENV)/.installed $(ORTGENAI_MODELS)/.exported $(MISTRALRS_VENV)/.installed
 
 check: $(VENV)/.installed
 	HF_HUB_OFFLINE=1 $(PY) -m specdec check
