@@ -1,11 +1,13 @@
-"""What every adapter of a peer's token verifier checks before calling it."""
+"""What every adapter checks before calling its peer: a token verifier's inputs, a decoder's prompt rows, the installed version."""
 
 from __future__ import annotations
+
+from typing import Sequence
 
 import numpy as np
 import torch
 
-from .._validation import as_pad_id, check_generator
+from .._validation import as_int, as_pad_id, check_generator
 from ..errors import PeerVersionError
 from ..verify import validate_token_inputs
 
@@ -69,3 +71,19 @@ def request_seeds(seed: int, count: int) -> list[int]:
     row of a call, so rows are independent draws and a call is reproducible (vLLM's engine, llama.cpp)."""
     state = np.random.SeedSequence(int(seed)).generate_state(max(count, 1), dtype=np.uint64)[:count]
     return [int(x) >> 1 for x in state]
+
+
+def checked_prompt_rows(prompts, vocab: int | None, engine: str, longest: int | None = None, why: str = "") -> list[list[int]]:
+    """The rows of a call as token-id lists: ids in [0, vocab), none empty (``engine`` needs a token to condition on)
+    and, where ``longest`` is given, none longer (``why`` says what the engine's context must also hold)."""
+    if isinstance(prompts, (str, bytes)) or not isinstance(prompts, Sequence):
+        raise TypeError(f"prompts must be a sequence of token-id lists, got {type(prompts).__name__}")
+    rows = []
+    for i, prompt in enumerate(prompts):
+        row = [as_int(f"prompts[{i}][{j}]", t, minimum=0, maximum=None if vocab is None else vocab - 1) for j, t in enumerate(prompt)]
+        if not row:
+            raise ValueError(f"prompts[{i}] is empty: {engine} needs at least one token to condition on")
+        if longest is not None and len(row) > longest:
+            raise ValueError(f"prompts[{i}] has {len(row)} tokens: {why}")
+        rows.append(row)
+    return rows

@@ -60,7 +60,7 @@ from typing import Callable, Sequence
 from ..._validation import as_int, as_seed
 from ...sampling_settings import SamplingSettings
 from ...warpers import SamplingConfig
-from .._common import installed_version, request_seeds, require_version
+from .._common import checked_prompt_rows, installed_version, request_seeds, require_version
 from .draft_counts import CountingDraft as _CountingDraft
 from .draft_counts import count_acceptance as _count_acceptance
 from .sampling_map import checked_settings, generate_args, raise_processor_failure
@@ -178,7 +178,8 @@ class LlamaCppDecoder:
         max_new_tokens = as_int("max_new_tokens", max_new_tokens, minimum=0)
         seed = as_seed(seed)
         llm = self.llm
-        rows = _checked_rows(prompts, llm.n_vocab(), max_new_tokens, self.n_ctx, self.num_pred_tokens)
+        rows = checked_prompt_rows(prompts, llm.n_vocab(), "llama.cpp", self.n_ctx - max_new_tokens - (self.num_pred_tokens or 0),
+                                   f"with max_new_tokens={max_new_tokens} and num_pred_tokens={self.num_pred_tokens} it does not fit n_ctx={self.n_ctx}")
         seeds = row_seeds(seed, len(rows))
         outputs: list[list[int]] = [[] for _ in rows]
         marks: list[list[bool]] = [[] for _ in rows]
@@ -250,22 +251,6 @@ class LlamaCppDecoder:
 
     def __repr__(self) -> str:
         return f"LlamaCppDecoder({self.model_path!r}, {self.settings})"
-
-
-def _checked_rows(prompts, vocab: int, max_new_tokens: int, n_ctx: int, num_pred_tokens: int | None) -> list[list[int]]:
-    """The rows of a call as token-id lists, each fitting the context with its new tokens and drafts."""
-    if isinstance(prompts, (str, bytes)) or not isinstance(prompts, Sequence):
-        raise TypeError(f"prompts must be a sequence of token-id lists, got {type(prompts).__name__}")
-    rows = []
-    for i, prompt in enumerate(prompts):
-        row = [as_int(f"prompts[{i}][{j}]", t, minimum=0, maximum=vocab - 1) for j, t in enumerate(prompt)]
-        if not row:
-            raise ValueError(f"prompts[{i}] is empty: llama.cpp needs at least one token to condition on")
-        if len(row) + max_new_tokens + (num_pred_tokens or 0) > n_ctx:
-            raise ValueError(f"prompts[{i}] has {len(row)} tokens: with max_new_tokens={max_new_tokens} and "
-                             f"num_pred_tokens={num_pred_tokens} it does not fit n_ctx={n_ctx}")
-        rows.append(row)
-    return rows
 
 
 __all__ = ["DISTRIBUTIONS", "SUPPORTED_LLAMA_CPP", "LlamaCppDecoder", "row_seeds"]

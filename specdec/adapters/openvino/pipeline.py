@@ -49,12 +49,11 @@ copy is 0.30 TV per token away from it, so the law oracle is OpenVINO's own forw
 from __future__ import annotations
 
 import os
-from typing import Sequence
 
 from ..._validation import as_float, as_int, as_seed
 from ...sampling_settings import SamplingSettings
 from ...warpers import SamplingConfig
-from .._common import installed_version, request_seeds, require_version
+from .._common import checked_prompt_rows, installed_version, request_seeds, require_version
 from .generation_config import checked_settings, generation_config
 
 SUPPORTED_OPENVINO_GENAI = ("2026.4.1.0",)
@@ -180,7 +179,7 @@ class OpenVINODecoder:
         max_new_tokens = as_int("max_new_tokens", max_new_tokens, minimum=0)
         seed = as_seed(seed)
         pipe = self.pipeline
-        rows = _checked_rows(prompts, self.vocab_size)
+        rows = checked_prompt_rows(prompts, self.vocab_size, "the engine")
         if not max_new_tokens:
             return [[] for _ in rows]
         import openvino
@@ -226,19 +225,6 @@ class OpenVINODecoder:
     def __repr__(self) -> str:
         return f"OpenVINODecoder({self.gguf_path!r}, {self.settings})"
 
-
-def _checked_rows(prompts, vocab: int | None) -> list[list[int]]:
-    """The rows of a call as token-id lists."""
-    if isinstance(prompts, (str, bytes)) or not isinstance(prompts, Sequence):
-        raise TypeError(f"prompts must be a sequence of token-id lists, got {type(prompts).__name__}")
-    rows = []
-    for i, prompt in enumerate(prompts):
-        row = [as_int(f"prompts[{i}][{j}]", t, minimum=0, maximum=None if vocab is None else vocab - 1)
-               for j, t in enumerate(prompt)]
-        if not row:
-            raise ValueError(f"prompts[{i}] is empty: the engine needs at least one token to condition on")
-        rows.append(row)
-    return rows
 
 
 __all__ = ["DISTRIBUTIONS", "METHODS", "SUPPORTED_OPENVINO_GENAI", "OpenVINODecoder"]

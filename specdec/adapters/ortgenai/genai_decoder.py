@@ -39,12 +39,11 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Sequence
 
 from ..._validation import as_int, as_seed
 from ...sampling_settings import SamplingSettings
 from ...warpers import SamplingConfig
-from .._common import installed_version, request_seeds, require_version
+from .._common import checked_prompt_rows, installed_version, request_seeds, require_version
 from .search_options import checked_settings, refuse_unmapped, search_options
 from .speculation import Speculation
 
@@ -141,7 +140,8 @@ class OrtGenAIDecoder:
     def __call__(self, prompts, max_new_tokens: int, seed: int) -> list[list[int]]:
         max_new_tokens = as_int("max_new_tokens", max_new_tokens, minimum=0)
         seed = as_seed(seed)
-        rows = _checked_rows(prompts, self.vocab_size, max_new_tokens, self.context_length)
+        rows = checked_prompt_rows(prompts, self.vocab_size, "onnxruntime-genai", self.context_length - max_new_tokens,
+                                   f"with max_new_tokens={max_new_tokens} it exceeds the model's context_length {self.context_length}")
         if not max_new_tokens:
             return [[] for _ in rows]
         seeds = row_seeds(seed, len(rows))
@@ -183,17 +183,3 @@ class OrtGenAIDecoder:
     def close(self) -> None:
         self._model = None
 
-
-def _checked_rows(prompts, vocab: int, max_new_tokens: int, context_length: int) -> list[list[int]]:
-    if isinstance(prompts, (str, bytes)) or not isinstance(prompts, Sequence):
-        raise TypeError(f"prompts must be a sequence of token-id lists, got {type(prompts).__name__}")
-    rows = []
-    for i, prompt in enumerate(prompts):
-        row = [as_int(f"prompts[{i}][{j}]", t, minimum=0, maximum=vocab - 1) for j, t in enumerate(prompt)]
-        if not row:
-            raise ValueError(f"prompts[{i}] is empty: onnxruntime-genai needs at least one token to condition on")
-        if len(row) + max_new_tokens > context_length:
-            raise ValueError(f"prompts[{i}] has {len(row)} tokens: with max_new_tokens={max_new_tokens} it exceeds the "
-                             f"model's context_length {context_length}")
-        rows.append(row)
-    return rows
