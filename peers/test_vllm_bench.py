@@ -10,7 +10,7 @@ and write rows whose draft utilisation and acceptance length come from the serve
 The factories stop their servers at the end of the session; the test checks that none is left.
 
 Measured on 2 busy shared cores (load ~10): the two servers ready after ~2 minutes (booting together),
-the whole file 3 minutes.
+the whole file 3 minutes: ``make peers-slow`` runs it (a benchmark, not a conformance check; CI's time goes to the checks).
 """
 
 import json
@@ -20,6 +20,8 @@ import sys
 from pathlib import Path
 
 import pytest
+
+pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parent.parent
 SUBJECT = "specdec.adapters.vllm.server_subjects:ngram"
