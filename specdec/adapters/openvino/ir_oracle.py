@@ -12,7 +12,10 @@ The law (``src/cpp/src/sampling/logit_processor.hpp`` ``LogitProcessor``, ``logi
 at commit da1db86): top-k (the k largest logits), the temperature's softmax, min-p (keep p >= min_p * max p), top-p
 (``TopPFilter``: sorted by probability, tokens are kept up to and including the first at which the running sum
 exceeds top-p), renormalised by the draw (``Sampler::_multinomial_sample``); greedy: the first largest logit
-(``_greedy_sample``).  Penalties are refused by name: the oracle does not restate them.
+(``_greedy_sample``).  Before them, the repetition, presence and frequency penalties, in that order, on the true prefix
+of each position (the prompt's ids and the answer's tokens before it): :mod:`.penalties`, which cites their source.
+Every other setting is refused by name (:class:`specdec.sampling_settings.UnsupportedSetting`): the oracle restates
+nothing else.
 
 ``floor``: the pipeline runs the model as paged attention over its KV cache, in steps, where this oracle runs one
 forward per answer; the difference is rounding, bounded by the control (the engine without speculation against this
@@ -29,12 +32,14 @@ from ..._validation import as_float, as_int
 from ...laws.oracles import answer_batches, row_law
 from ...sampling_settings import SamplingSettings, UnsupportedSetting, settings_from
 from .generation_config import ENGINE
+from .penalties import PENALTIES, has_penalties, openvino_penalised
 
 FLOOR = 0.01  # per-token mean TV allowed between this oracle's law and the pipeline's (module docstring)
 
 
 def openvino_law(logits: np.ndarray, settings: SamplingSettings) -> np.ndarray:
-    """The law (B, V) OpenVINO GenAI's sampler draws from, for logits (B, V), under ``settings``' warpers."""
+    """The law (B, V) OpenVINO GenAI's sampler draws from, for logits (B, V), under ``settings``' warpers
+    (the penalties, which read each row's history, are applied before: :func:`.penalties.openvino_penalised`)."""
     logits = np.asarray(logits, dtype=np.float64)  # (B, V)
     if settings.greedy:
         out = np.zeros_like(logits)
@@ -71,8 +76,8 @@ class OpenVINOOracle:
                  floor: float = FLOOR, threads: int = 1, batch_size: int = 16, properties: dict | None = None) -> None:
         self.sampling_settings = settings_from(sampling, settings)
         for name, value in self.sampling_settings.changed().items():
-            if name not in ("temperature", "top_k", "top_p", "min_p"):
-                raise UnsupportedSetting(ENGINE + " oracle", name, value, "the oracle restates the warpers only")
+            if name not in ("temperature", "top_k", "top_p", "min_p", *PENALTIES):
+                raise UnsupportedSetting(ENGINE + " oracle", name, value, "the oracle restates the warpers and penalties only")
         model = os.path.join(os.fspath(ir_dir), "openvino_model.xml")
         if not os.path.isfile(model):
             raise ValueError(f"ir_dir must hold openvino_model.xml (specdec.adapters.openvino.ir_copy), got {str(ir_dir)!r}")
@@ -122,8 +127,13 @@ class OpenVINOOracle:
             ids = np.asarray([prompts[i] + continuations[i][:-1] for i in part], dtype=np.int64)  # (B, lp + lc - 1)
             logits = self.logits(ids)[:, lp - 1:]  # (B, lc, V): position t given prompt + continuation[:t]
             self.vocab_size = logits.shape[-1]
+            penalised = has_penalties(self.sampling_settings)
             for t in range(lc):
-                probs = openvino_law(logits[:, t], self.sampling_settings)  # (B, V)
+                rows = logits[:, t]  # (B, V)
+                if penalised:  # each row's history: its prompt and the continuation before position t
+                    rows = np.stack([openvino_penalised(rows[b], prompts[i], continuations[i][:t], self.sampling_settings)
+                                     for b, i in enumerate(part)])
+                probs = openvino_law(rows, self.sampling_settings)  # (B, V)
                 for b, i in enumerate(part):
                     out[i].append(row_law(probs[b]))
         return out
