@@ -194,3 +194,39 @@ def test_per_token_cells_make_their_own_table_with_the_control_and_the_oracle_fl
     assert head.count("|") == rule.count("|") == first.count("|") == second.count("|")
     assert "PASS (0.029)" in first and "38,400" in first and "PASS (0.400, 400)" in first and "0.005" in first
     assert "**CONTROL FAIL**" in second and "FAIL (0.050)" in second
+
+
+def test_the_per_token_driver_shares_a_settings_control_between_methods_and_closes_what_it_built(tmp_path, monkeypatch):
+    from scripts.matrix import token_driver
+
+    calls, closed = [], []
+
+    class Made:
+        def __init__(self, label):
+            self.label = label
+
+        def close(self):
+            closed.append(self.label)
+
+    def fake_cell(engine, method, setting, settings, build, oracle_of, *, keep, control_report, seed, **kwargs):
+        build(settings), oracle_of(settings)
+        calls.append((method, setting, control_report, seed))
+        if control_report is None:
+            keep("control", f"control of {setting}")
+        return Cell(engine, method, setting, settings.label, "PASS", 0.1, 10)
+
+    monkeypatch.setattr(token_driver, "run_token_cell", fake_cell)
+    monkeypatch.setattr(token_driver, "token_prompts", lambda: ((1, 2, 3),))
+    monkeypatch.setattr(token_driver.runner, "keeper", lambda *names: lambda report: None)
+    settings = {"base": SamplingSettings(temperature=0.7), "greedy": SamplingSettings(temperature=0.0),
+                "penalty": SamplingSettings(temperature=0.7, repetition_penalty=1.3)}
+    matrix = token_driver.TokenMatrix("doc", "E 1.0", "transformers", {"a": "method a", "b": "method b"}, settings, "e.json",
+                                      seconds_per_cell=1, seed_base=100)
+    token_driver.run_matrix(matrix, lambda method, s: (Made(f"{method} subject"), Made(f"{method} plain")),
+                            lambda s: Made("oracle"), ["--method", "a", "b", "--tv", "0.1", "--out", str(tmp_path)])
+    # setting by setting, both methods; greedy is not a per-token cell; the second method reuses the first's control
+    assert [(m, s, c) for m, s, c, _ in calls] == [("method a", "base", None), ("method b", "base", "control of base"),
+                                                    ("method a", "penalty", None), ("method b", "penalty", "control of penalty")]
+    assert [seed for *_, seed in calls] == [110, 120, 130, 140]
+    assert closed.count("oracle") == 4 and closed.count("a subject") == 2 and closed.count("b plain") == 2
+    assert [c.setting for c in read_cells(tmp_path / "e.json")[1]] == ["base", "base", "penalty", "penalty"]

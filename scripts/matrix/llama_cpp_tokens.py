@@ -19,23 +19,19 @@ from __future__ import annotations
 
 from specdec.adapters.llama_cpp.in_process import LlamaCppDecoder
 from specdec.adapters.llama_cpp.oracle import LlamaCppOracle
-from specdec.conformance.token_cells import run_token_cell
 
 from fixtures import llama_subjects
 
-from . import runner
 from .llama_cpp import ENGINE, METHODS, all_settings
-from .settings import eos_of
-from .token_prompts import LENGTH, token_prompts
+from .token_driver import TokenMatrix, run_matrix
 
-TV = 0.03  # the per-token TV
-SECONDS_PER_CELL = 3000  # control and subject about 25 minutes each at TV 0.03 (40,264 tokens in 25 minutes, stop 35)
 N_CTX = 512  # the longest prompt (104 tokens) and its answer, with room
-AB_N = 100  # answers per prompt and side of the A/B check beside the per-token one (400 per side over the 4 prompts)
-CHECKS_PER_CELL = 24  # the control's and the subject's per-token checks (P1, P3 strata, P7) and the A/B check's
+MATRIX = TokenMatrix(__doc__, ENGINE, "llama.cpp", METHODS, all_settings(), "llama-cpp-tokens.json",
+                     seconds_per_cell=3000,  # control and subject about 25 minutes each at TV 0.03 (40,264 tokens in 25 minutes, stop 35)
+                     ab_n=100)  # answers per prompt and side of the A/B check (400 per side over the 4 prompts)
 
 
-def build(settings):
+def build(method, settings):
     def decoder(k, name):
         return LlamaCppDecoder(llama_subjects.gguf_path(), settings=settings, num_pred_tokens=k, n_ctx=N_CTX, name=name,
                                llama_args={"n_threads": 1})
@@ -43,35 +39,12 @@ def build(settings):
     return decoder(4, "llama.cpp, prompt lookup K=4"), decoder(None, "llama.cpp, no draft")
 
 
+def oracle_of(settings):
+    return LlamaCppOracle(llama_subjects.gguf_path(), settings=settings, n_ctx=N_CTX)
+
+
 def main(argv=None) -> int:
-    settings = {name: s for name, s in all_settings().items() if not s.greedy}  # greedy cells: row-by-row equality (.llama_cpp)
-    args = runner.arguments(__doc__, None, list(METHODS), list(settings), argv, default_tv=TV)
-    prompts = [list(p) for p in token_prompts()]
-
-    def cell_of(number, method, name, budget):
-        built = []
-
-        def make(s):
-            built.extend(build(s))
-            return built[0], built[1]
-
-        def oracle_of(s):
-            oracle = LlamaCppOracle(llama_subjects.gguf_path(), settings=s, n_ctx=N_CTX)
-            built.append(oracle)
-            return oracle
-
-        try:
-            return run_token_cell(ENGINE, METHODS[method], name, settings[name], make, oracle_of, prompts=prompts, length=LENGTH,
-                                  tv=args.tv, seed=4000 + 10 * number, budget=budget, eos_token_id=eos_of(settings[name]),
-                                  rows_per_call=16, ab_n=AB_N, keep=lambda kind, report: runner.keeper(ENGINE, method, f"{name} {kind}")(report))
-        finally:
-            for made in built:
-                made.close()
-
-    plan = [(m, name) for m in args.method for name in (args.only or list(settings))]
-    runner.run(plan, cell_of, file="llama-cpp-tokens.json", engine="llama.cpp", n=None, append=args.append, resume=args.resume,
-               seconds_per_cell=SECONDS_PER_CELL * (TV / args.tv) ** 2, out=args.out, checks_per_cell=CHECKS_PER_CELL, tv=args.tv)
-    return 0
+    return run_matrix(MATRIX, build, oracle_of, argv)
 
 
 if __name__ == "__main__":

@@ -40,12 +40,16 @@ def token_counts(report) -> tuple[int, int | None]:
 def run_token_cell(engine: str, method: str, setting: str, settings: SamplingSettings,
                    build: Callable[[SamplingSettings], tuple], oracle_of: Callable[[SamplingSettings], object], *,
                    prompts, length: int, tv: float, seed: int, budget=None, eos_token_id=None, rows_per_call: int = 16,
-                   ab_n: int | None = None, ab_length: int = 2, keep: Callable | None = None, **run_args) -> Cell:
+                   ab_n: int | None = None, ab_length: int = 2, keep: Callable | None = None, control_report=None,
+                   **run_args) -> Cell:
     """One per-token cell (module docstring).  ``build(settings)`` -> (subject with speculation, the engine without);
     ``oracle_of(settings)`` -> a :class:`specdec.protocols.LawOracle` of the engine under ``settings``.  ``tv``: the
     per-token TV the control and the subject are planned for (the cell's asked TV); ``ab_n``: answers per side of the
     A/B check beside them (None: no A/B check), on the first ``ab_length`` tokens.  ``keep(kind, report)`` receives
-    each report ("control", "tokens", "ab").  Further keywords go to every check (``time_budget``, ``console``...)."""
+    each report ("control", "tokens", "ab").  ``control_report``: the control of an earlier cell of the same engine,
+    setting, oracle, prompts, length and TV (the engine without speculation does not depend on the method): judged
+    as if run here, not run again (its keep is not called again).  Further keywords go to every check (``time_budget``,
+    ``console``...)."""
     from .ab_check import check_ab
     from .token_check import check_tokens
 
@@ -61,9 +65,12 @@ def run_token_cell(engine: str, method: str, setting: str, settings: SamplingSet
     floor = float(getattr(oracle, "floor", 0.0))
     common = dict(length=length, eos_token_id=eos_token_id, rows_per_call=rows_per_call, tv=tv, budget=budget, **run_args)
     name = f"{engine}, {method}, {setting}"
-    control = check_tokens(reference, oracle, prompts, seed=seed, name=f"{name}: control (no speculation) per token", **common)
-    _keep(keep, "control", control)
-    extra = {"kind": "per token", "oracle_floor": floor, "control_verdict": control.verdict,
+    if control_report is None:
+        control = check_tokens(reference, oracle, prompts, seed=seed, name=f"{name}: control (no speculation) per token", **common)
+        _keep(keep, "control", control)
+    else:
+        control = control_report
+    extra = {"kind": "per token", "oracle_floor": floor, "control_verdict": control.verdict, "control_shared": control_report is not None,
              "control_reached_tv": control.reached_tv, "control_tokens": token_counts(control)[0], "asked_tv": tv}
     if control.verdict != "PASS":
         verdict, detail = cell_verdict(control)
@@ -107,7 +114,8 @@ def token_table(cells) -> str:
              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for c in cells:
         e = c.extra
-        control = f"{e['control_verdict']} ({_tv(e.get('control_reached_tv'))})" if "control_verdict" in e else ""
+        shared = ", shared" if e.get("control_shared") else ""  # an earlier cell's control of the same setting
+        control = f"{e['control_verdict']} ({_tv(e.get('control_reached_tv'))}{shared})" if "control_verdict" in e else ""
         ab = f"{e['ab_verdict']} ({_tv(e.get('ab_reached_tv'))}, {e.get('ab_samples', 0):,})" if "ab_verdict" in e else ""
         drafts = "" if c.drafts is None else f"{c.drafts:,} ({c.draft_tokens or 0:,}, {c.accepted_tokens or 0:,})"
         drafted = "" if e.get("drafted_tokens") is None else f"{e['drafted_tokens']:,}"

@@ -1,0 +1,84 @@
+"""The per-token matrix loop every engine's ``*_tokens`` driver shares (issues 38, 39): its command line, one
+:func:`specdec.conformance.token_cells.run_token_cell` per (method, setting) on the real prompts of :mod:`.token_prompts`,
+the control of a setting run once and shared by the engine's methods, everything built closed after its cell.
+
+A driver states its engine and passes two functions: ``build(method, settings)`` -> (the engine speculating with
+``method``, the engine without) and ``oracle_of(settings)`` -> the engine's law oracle; each may raise
+:class:`specdec.sampling_settings.UnsupportedSetting` (a ``REFUSED`` cell naming who refused).  Greedy settings are
+not per-token cells (row-by-row equality: the A/B drivers).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from specdec.conformance.token_cells import run_token_cell
+
+from . import runner
+from .settings import eos_of
+from .token_prompts import LENGTH, token_prompts
+
+
+@dataclass(frozen=True)
+class TokenMatrix:
+    """One engine's per-token matrix: ``methods`` (name -> the table's label), ``settings`` (name -> record),
+    ``file`` under docs/data/matrix, ``seconds_per_cell`` at ``default_tv`` (scaled by (default_tv / tv)^2 for the
+    plan), ``seed_base`` (cell k uses seed_base + 10 k), ``ab_n`` answers per prompt and side of the A/B check beside
+    (None: none), ``rows_per_call`` answers per call of the engine, ``eos(settings)`` the checks' absorbing tokens."""
+
+    doc: str
+    engine: str
+    header_engine: str
+    methods: dict[str, str]
+    settings: dict
+    file: str
+    seconds_per_cell: float
+    default_tv: float = 0.03
+    seed_base: int = 4000
+    ab_n: int | None = None
+    rows_per_call: int = 16
+    checks_per_cell: int = 24  # the control's and the subject's per-token checks (P1, P3 strata, P7) and the A/B check's
+    eos: Callable = eos_of  # settings -> the checks' absorbing tokens (an engine that always stops at its EOS says so)
+
+
+def run_matrix(matrix: TokenMatrix, build: Callable, oracle_of: Callable, argv=None) -> int:
+    settings = {name: s for name, s in matrix.settings.items() if not s.greedy}
+    args = runner.arguments(matrix.doc, None, list(matrix.methods), list(settings), argv, default_tv=matrix.default_tv)
+    prompts = [list(p) for p in token_prompts()]
+    controls: dict[str, object] = {}  # setting -> its control's report (the engine without speculation: method-free)
+
+    def cell_of(number, method, name, budget):
+        built = []
+
+        def make(s):
+            pair = build(method, s)
+            built.extend(pair)
+            return pair
+
+        def oracle(s):
+            made = oracle_of(s)
+            built.append(made)
+            return made
+
+        def keep(kind, report):
+            if kind == "control":
+                controls[name] = report
+            runner.keeper(matrix.engine, method, f"{name} {kind}")(report)
+
+        try:
+            return run_token_cell(matrix.engine, matrix.methods[method], name, settings[name], make, oracle, prompts=prompts,
+                                  length=LENGTH, tv=args.tv, seed=matrix.seed_base + 10 * number, budget=budget,
+                                  eos_token_id=matrix.eos(settings[name]), rows_per_call=matrix.rows_per_call, ab_n=matrix.ab_n,
+                                  keep=keep, control_report=controls.get(name))
+        finally:
+            for made in built:
+                close = getattr(made, "close", None)
+                if close is not None:
+                    close()
+
+    plan = [(m, name) for name in (args.only or list(settings)) for m in args.method]  # a setting's methods together
+    runner.run(plan, cell_of, file=matrix.file, engine=matrix.header_engine, n=None, append=args.append, resume=args.resume,
+               seconds_per_cell=matrix.seconds_per_cell * (matrix.default_tv / args.tv) ** 2, out=args.out,
+               checks_per_cell=matrix.checks_per_cell, tv=args.tv)
+    return 0
