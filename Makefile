@@ -32,7 +32,7 @@ LLAMA_VENV ?= .venv-llama
 LLAMA_PY   := $(LLAMA_VENV)/bin/python
 LLAMA_SPEC ?= llama-cpp-python==0.3.36
 
-.PHONY: check test test-slow bench bench-mix bench-load bench-length bench-vllm bench-llama install peers peers-install peers-slow peers-matrix peers-envs peers-slow-engines peers-openvino peers-ortgenai peers-mistralrs peers-llama_speculative llama-server llama-speculative bench-synthetic bench-open-loop prompt-entropy clean
+.PHONY: check test test-slow bench bench-mix bench-load bench-length bench-vllm bench-llama install peers peers-install peers-slow peers-matrix peers-matrix-tokens peers-envs peers-slow-engines peers-openvino peers-ortgenai peers-mistralrs peers-llama_speculative llama-server llama-speculative bench-synthetic bench-open-loop prompt-entropy clean
 
 $(VENV)/.installed: pyproject.toml Makefile
 	$(PYTHON) -m venv $(VENV)
@@ -207,6 +207,16 @@ peers-matrix: $(VENV)/.installed $(PEERS_VENV)/.installed $(LLAMA_VENV)/.install
 	HF_HUB_OFFLINE=1 $(LLAMA_PY) -m scripts.matrix.llama_cpp
 	HF_HUB_OFFLINE=1 $(LLAMA_PY) -m scripts.matrix.llama_server --method ngram draft
 	HF_HUB_OFFLINE=1 OMP_NUM_THREADS=1 $(PY) -m scripts.matrix.transformers --method lookup assisted --n 2000
+	$(PY) -m scripts.matrix.table
+
+# The per-token matrix (issues 38, 39): every setting of every engine that has a per-token driver, at a per-token TV of
+# 0.03 on real prompts, control first (scripts/matrix/token_driver.py).  On this 2-core CPU one cell takes 50-120 minutes
+# (control and subject about 37,000 tokens each, one answer at a time): days for the whole, so it resumes - a stopped run
+# continues at the next unfinished cell (--resume); each driver prints its plan and expected time first.
+peers-matrix-tokens: $(VENV)/.installed $(LLAMA_VENV)/.installed $(OPENVINO_VENV)/.installed $(ORTGENAI_VENV)/.installed $(ORTGENAI_MODELS)/.exported
+	HF_HUB_OFFLINE=1 $(OPENVINO_PY) -m scripts.matrix.openvino_tokens --method prompt_lookup draft_model --resume
+	HF_HUB_OFFLINE=1 $(ORTGENAI_PY) -m scripts.matrix.ortgenai_tokens --method ngram draft_model self_draft --resume
+	HF_HUB_OFFLINE=1 $(LLAMA_PY) -m scripts.matrix.llama_cpp_tokens --resume
 	$(PY) -m scripts.matrix.table
 
 test-slow: $(VENV)/.installed
