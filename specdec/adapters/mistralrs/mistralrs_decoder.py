@@ -174,12 +174,17 @@ class MistralRsDecoder:
         runner = self.runner
         return [self._row(runner, row, max_new_tokens) for row in rows]
 
+    def _prompt_text(self, runner, prompt: list[int]) -> str:
+        """The text sent for ``prompt``: one the engine encodes back to exactly these ids, or a ValueError
+        (:func:`.token_ids.prompt_text`)."""
+        return prompt_text(runner, prompt)
+
     def _row(self, runner, prompt: list[int], max_new_tokens: int) -> list[int]:
         from mistralrs import ChatCompletionRequest
 
         key = tuple(prompt)
         if key not in self._texts:
-            self._texts[key] = prompt_text(runner, prompt)
+            self._texts[key] = self._prompt_text(runner, prompt)
         request = ChatCompletionRequest(messages=self._texts[key], model="specdec", max_tokens=max_new_tokens,
                                         logprobs=True, **self.request_args)
         choice = runner.send_chat_completion_request(request).choices[0]
