@@ -213,11 +213,12 @@ peers-matrix: $(VENV)/.installed $(PEERS_VENV)/.installed $(LLAMA_VENV)/.install
 # 0.03 on real prompts, control first (scripts/matrix/token_driver.py).  On this 2-core CPU one cell takes 50-120 minutes
 # (control and subject about 37,000 tokens each, one answer at a time): days for the whole, so it resumes - a stopped run
 # continues at the next unfinished cell (--resume); each driver prints its plan and expected time first.
-peers-matrix-tokens: $(VENV)/.installed $(PEERS_VENV)/.installed $(LLAMA_VENV)/.installed $(OPENVINO_VENV)/.installed $(ORTGENAI_VENV)/.installed $(ORTGENAI_MODELS)/.exported
+peers-matrix-tokens: $(VENV)/.installed $(PEERS_VENV)/.installed $(LLAMA_VENV)/.installed $(LLAMA_SERVER) $(OPENVINO_VENV)/.installed $(ORTGENAI_VENV)/.installed $(ORTGENAI_MODELS)/.exported
 	HF_HUB_OFFLINE=1 $(PEERS_PY) -m scripts.matrix.vllm_server_tokens --method ngram draft_model --resume
 	HF_HUB_OFFLINE=1 $(OPENVINO_PY) -m scripts.matrix.openvino_tokens --method prompt_lookup draft_model --resume
 	HF_HUB_OFFLINE=1 $(ORTGENAI_PY) -m scripts.matrix.ortgenai_tokens --method ngram draft_model self_draft --resume
 	HF_HUB_OFFLINE=1 $(LLAMA_PY) -m scripts.matrix.llama_cpp_tokens --resume
+	HF_HUB_OFFLINE=1 $(LLAMA_PY) -m scripts.matrix.llama_server_tokens --method ngram draft --resume
 	$(PY) -m scripts.matrix.table
 
 test-slow: $(VENV)/.installed

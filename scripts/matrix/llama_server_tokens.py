@@ -1,0 +1,58 @@
+"""llama.cpp's own ``llama-server`` in the matrix, per token (issue 38): every setting of :mod:`.settings` on the
+real prompts of :mod:`.token_prompts` (three chat-templated task kinds and the drafting-friendly prompt, answers of 32
+tokens, every emitted token counted), judged by :func:`specdec.conformance.token_cells.run_token_cell` through
+:mod:`.token_driver`.
+
+Per setting: the control (the server without speculation against
+:class:`specdec.adapters.llama_cpp.oracle.LlamaCppOracle` under the record - llama.cpp's sampler chain restated on the
+same GGUF's rows computed by llama-cpp-python 0.3.36, built from the same vendored llama.cpp commit), run once and
+shared by the methods: only where it PASSes does the oracle judge ``ngram-simple`` and ``draft-simple`` (the servers
+of :mod:`.llama_server`, K = 4, 4 slots, one thread each).  What the server has no field for is REFUSED by the adapter,
+what the oracle cannot restate by the oracle.  Build the server first (``make llama-server``), then::
+
+    HF_HUB_OFFLINE=1 .venv-llama/bin/python -m scripts.matrix.llama_server_tokens [--tv 0.03] [--method ngram draft] [--only SETTING ...] [--resume]
+
+The cells go to ``docs/data/matrix/llama-server-tokens.json``.
+"""
+
+from __future__ import annotations
+
+from specdec.adapters.llama_cpp.llama_server import DEFAULT_BINARY
+from specdec.adapters.llama_cpp.oracle import LlamaCppOracle
+
+from fixtures import llama_subjects
+
+from . import runner
+from .llama_server import ENGINE, METHODS, client, start
+from .settings import SETTINGS
+from .token_driver import TokenMatrix, run_matrix
+
+N_CTX = 512  # the longest prompt (104 tokens) and its answer, with room
+MATRIX = TokenMatrix(__doc__, ENGINE, "llama.cpp", METHODS, SETTINGS, "llama-server-tokens.json", seconds_per_cell=1800,
+                     seed_base=8000)
+
+
+def main(argv=None) -> int:
+    if not DEFAULT_BINARY.exists():
+        raise SystemExit(f"{DEFAULT_BINARY} is missing: build it with `make llama-server`")
+    args = runner.arguments(__doc__, None, list(METHODS), list(SETTINGS), argv, default_tv=MATRIX.default_tv)
+    servers = {name: start(None if name == "plain" else name) for name in ["plain", *args.method]}
+    try:
+        for server in servers.values():
+            server.wait_ready()
+
+        def build(method, settings):
+            return (client(servers[method], settings, f"llama-server ({METHODS[method]})"),
+                    client(servers["plain"], settings, "llama-server (no draft)"))
+
+        def oracle_of(settings):
+            return LlamaCppOracle(llama_subjects.gguf_path(), settings=settings, n_ctx=N_CTX)
+
+        return run_matrix(MATRIX, build, oracle_of, argv)
+    finally:
+        for server in servers.values():
+            server.stop(keep_log=True)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
