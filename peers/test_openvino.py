@@ -14,6 +14,12 @@ from the *next* position's law - not lossless, even with draft = target.  What t
   alpha 1e-6, outside the run's budget, as the mutants do).  Measured: p = 2.8e-7 at n = 400 a side, L = 3 (the
   subject emits "." and "," after " cat dog" more often than the engine without speculation; p = 3.5e-11 at n = 500).
 
+* OpenVINO's own penalties (repetition 1.3, presence 1.5, frequency 1.5 on the matrix's base T = 0.7, top-p 0.8):
+  the engine without speculation, per token, against OpenVINO's own law with the penalties restated
+  (:mod:`specdec.adapters.openvino.penalties`), both under ``EXACT_PROPERTIES`` (f32, an f32 KV cache, no dynamic
+  quantisation: under the defaults the nucleus' edge moves, :mod:`specdec.adapters.openvino.ir_oracle`) - the
+  controls that let the oracle judge the penalty cells: PASS (16 answers of 8 tokens each; more in the slow file).
+
 The PASSes (the control against itself, prompt lookup against the control, per token against OpenVINO's own law)
 need thousands of answers at 6-17 answers/s on 2 busy cores, and greedy decoding needs a paragraph of its own: both in
 ``-m "peers and slow"`` (peers/test_openvino_slow.py).
@@ -28,12 +34,15 @@ import specdec
 from fixtures import openvino_subjects as ovs
 from specdec.adapters._common import PeerVersionError
 from specdec.adapters.openvino import DISTRIBUTIONS, SUPPORTED_OPENVINO_GENAI, OpenVINODecoder
+from specdec.adapters.openvino.ir_oracle import EXACT_PROPERTIES
 from specdec.sampling_settings import SamplingSettings, UnsupportedSetting
 
 pytestmark = pytest.mark.peers
 
 GREEDY_TOKENS = 16
 N_FAIL = 500  # answers a side (p = 2.8e-7 measured at 400, seed 5; the engine is deterministic under its seeds)
+PENALTIES = ("repetition penalty", "presence penalty", "frequency penalty")  # scripts/matrix/settings.py's names
+PENALTY_N, PENALTY_LENGTH = 8, 8  # answers per prompt (two prompts), tokens per answer: a control of about 15 s
 
 
 def test_the_installed_version_is_the_tested_one():
@@ -81,3 +90,22 @@ def test_the_draft_model_at_T07_top_p_changes_the_law():
     print(f"\n{report.format()}\n-> {report.verdict}, {time.perf_counter() - started:.0f} s")
     assert report.verdict == "FAIL", report.format()
     assert report.speculation["draft_tokens"] > report.speculation["accepted_tokens"] > 0, report.speculation
+
+
+@pytest.mark.parametrize("setting", PENALTIES)
+def test_control_the_engine_without_speculation_follows_the_oracle_under_each_penalty(setting, specdec_budget):
+    """The oracle restates OpenVINO's penalties (order, history, sign rule): the engine without speculation must follow
+    it token by token, on a chat prompt and the " cat"/" dog" prompt (whose every token the repetition penalty reads)."""
+    from scripts.matrix.settings import SETTINGS
+    from scripts.matrix.token_prompts import token_prompts
+    from specdec.adapters.openvino.ir_oracle import OpenVINOOracle
+
+    settings = SETTINGS[setting]
+    oracle = OpenVINOOracle(ovs.draft_dir(), settings, properties=EXACT_PROPERTIES)
+    prompts = [list(token_prompts()[0]), list(ovs.PROMPT)]
+    started = time.perf_counter()
+    report = specdec.check_tokens(ovs.engine(None, settings, properties=EXACT_PROPERTIES), oracle, prompts,
+                                  length=PENALTY_LENGTH, n=PENALTY_N, tv=None, seed=41, rows_per_call=16, budget=specdec_budget,
+                                  name=f"OpenVINO without speculation, {setting}, per token (control)")
+    print(f"\n{report.format()}\n-> {report.verdict}, reached TV {report.reached_tv:.4f}, {time.perf_counter() - started:.0f} s")
+    assert report.verdict == "PASS", report.format()
