@@ -11,6 +11,12 @@ answers/s on 2 busy cores, so every check here takes minutes (the whole file abo
   probabilities the rule reads) and with an ``assistant_confidence_threshold`` instead of a fixed K: FAIL expected
   (``Sampler::validate_candidate``: :mod:`specdec.adapters.openvino.pipeline`); a check meant to fail runs at the
   production level, family-wise alpha 1e-6, outside the run's budget;
+* **penalties** (OpenVINO's own, restated by :mod:`specdec.adapters.openvino.penalties`), pipeline and oracle under
+  ``EXACT_PROPERTIES``: the engine without speculation per token under each of the matrix's penalty settings (PASS:
+  the controls); greedy under a penalty, without speculation and with prompt lookup, token by token the argmax of the
+  oracle's penalised law of the prefix (equality); prompt lookup per token under a repetition penalty (PASS expected:
+  ``Sampler::sample_from_sequence_group`` registers each candidate in the penalties' history only once it is accepted,
+  so every verified row is penalised with its true prefix);
 * **greedy** (in f32, ``INFERENCE_PRECISION_HINT``): row-by-row equality of speculation on and off does NOT hold in
   this engine, for a reason outside the verification: OpenVINO's own paths round differently.  Measured on the four
   per-token prompts, 16 tokens: 1-3 rows of 4 part, from run to run; the tokens of both the speculative rows and the
@@ -45,11 +51,11 @@ def _ab(subject, reference, n, seed, length=3, **kwargs):
     return report
 
 
-def _tokens(decoder, oracle, seed, **kwargs):
+def _tokens(decoder, oracle, seed, n=TOKEN_N, **kwargs):
     from scripts.matrix.token_prompts import token_prompts
 
     started = time.perf_counter()
-    report = specdec.check_tokens(decoder, oracle, [list(p) for p in token_prompts()], length=TOKEN_LENGTH, n=TOKEN_N, tv=None,
+    report = specdec.check_tokens(decoder, oracle, [list(p) for p in token_prompts()], length=TOKEN_LENGTH, n=n, tv=None,
                                   seed=seed, rows_per_call=16, **kwargs)
     print(f"\n{report.format()}\n-> {report.verdict}, reached TV {report.reached_tv:.4f}, {time.perf_counter() - started:.0f} s")
     return report
@@ -143,3 +149,69 @@ def test_greedy_speculation_keeps_the_argmax(greedy_answers, method):
     if method == "draft_model":
         counts = greedy_answers[method, "counts"]
         assert counts["accepted_tokens"] > 0, counts  # drafts were verified and kept
+
+
+PENALTY_SETTINGS = ("repetition penalty", "presence penalty", "frequency penalty", "negative frequency penalty")
+PENALTY_N = 64  # answers per prompt of a penalty control (four prompts, TOKEN_LENGTH tokens)
+LOOKUP_N = 128  # answers per prompt of prompt lookup under a repetition penalty
+
+
+def _penalty_oracle(settings):
+    from specdec.adapters.openvino.ir_oracle import EXACT_PROPERTIES, OpenVINOOracle
+
+    return OpenVINOOracle(ovs.draft_dir(), settings, properties=EXACT_PROPERTIES)
+
+
+def _exact_engine(method, settings):
+    from specdec.adapters.openvino.ir_oracle import EXACT_PROPERTIES
+
+    return ovs.engine(method, settings, properties=EXACT_PROPERTIES)
+
+
+@pytest.mark.parametrize("setting", PENALTY_SETTINGS)
+def test_control_penalties_per_token(setting, specdec_budget):
+    from scripts.matrix.settings import SETTINGS
+
+    report = _tokens(_exact_engine(None, SETTINGS[setting]), _penalty_oracle(SETTINGS[setting]), seed=27, n=PENALTY_N,
+                     budget=specdec_budget, name=f"OpenVINO without speculation, {setting}, per token (control)")
+    assert report.verdict == "PASS", report.format()
+
+
+@pytest.mark.parametrize("method", [None, "prompt_lookup"], ids=["none", "prompt_lookup"])
+@pytest.mark.parametrize("setting", ["greedy, repetition penalty", "greedy, frequency penalty"])
+def test_greedy_under_a_penalty_is_the_argmax_of_the_penalised_law(setting, method):
+    """Every greedy token is the argmax of the oracle's penalised logits given its true prefix (pipeline and oracle
+    agree to 3e-4 under EXACT_PROPERTIES): a penalty that read a rejected draft, or missed an accepted one, would
+    move it.  And the penalty matters: the unpenalised argmax differs somewhere."""
+    from scripts.matrix.settings import SETTINGS
+    from scripts.matrix.token_prompts import token_prompts
+    from specdec.adapters.openvino.penalties import openvino_penalised
+
+    settings = SETTINGS[setting]
+    prompts = [list(p) for p in token_prompts()]
+    rows = _exact_engine(method, settings)(prompts, GREEDY_TOKENS, 0)
+    oracle = _penalty_oracle(settings)
+    moved = 0
+    for i, (prompt, row) in enumerate(zip(prompts, rows)):
+        logits = oracle.logits([prompt + row[:-1]])[0, len(prompt) - 1:]  # (len(row), V)
+        for t, token in enumerate(row):
+            penalised = openvino_penalised(logits[t], prompt, row[:t], settings)
+            assert token == int(penalised.argmax()), (i, t, token, int(penalised.argmax()), float(penalised.max() - penalised[token]))
+            moved += int(logits[t].argmax() != token)
+    print(f"\n{setting}, {method}: {len(rows)} rows of {GREEDY_TOKENS} equal to the penalised argmax; "
+          f"{moved} tokens differ from the unpenalised argmax")
+    assert moved > 0
+
+
+def test_prompt_lookup_under_a_repetition_penalty_per_token(specdec_budget):
+    """The control first (the engine without speculation, same prompts and n), then prompt lookup: both PASS."""
+    from scripts.matrix.settings import SETTINGS
+
+    settings = SETTINGS["repetition penalty"]
+    oracle = _penalty_oracle(settings)
+    control = _tokens(_exact_engine(None, settings), oracle, seed=28, n=LOOKUP_N, budget=specdec_budget,
+                      name="OpenVINO without speculation, repetition penalty, per token (control)")
+    assert control.verdict == "PASS", control.format()
+    report = _tokens(_exact_engine("prompt_lookup", settings), oracle, seed=28, n=LOOKUP_N, budget=specdec_budget,
+                     name="OpenVINO prompt lookup K=4, repetition penalty, per token")
+    assert report.verdict == "PASS", report.format()
