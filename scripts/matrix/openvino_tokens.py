@@ -31,13 +31,15 @@ MATRIX = TokenMatrix(__doc__, ENGINE, "OpenVINO GenAI", METHODS, SETTINGS, "open
 
 
 def build(method, settings):
-    return ovs.engine(method, settings), ovs.engine(None, settings)
+    from specdec.adapters.openvino.ir_oracle import EXACT_PROPERTIES
+
+    return ovs.engine(method, settings, properties=EXACT_PROPERTIES), ovs.engine(None, settings, properties=EXACT_PROPERTIES)
 
 
 def oracle_of(settings):
-    from specdec.adapters.openvino.ir_oracle import OpenVINOOracle
+    from specdec.adapters.openvino.ir_oracle import EXACT_PROPERTIES, OpenVINOOracle
 
-    return OpenVINOOracle(ovs.draft_dir(), settings=settings)
+    return OpenVINOOracle(ovs.draft_dir(), settings=settings, properties=EXACT_PROPERTIES)
 
 
 def main(argv=None) -> int:
