@@ -5,7 +5,9 @@ prompt, answers of 32 tokens, every emitted token counted), judged by
 
 Per setting: the control (the pipeline without speculation against
 :class:`specdec.adapters.openvino.ir_oracle.OpenVINOOracle`, OpenVINO's own IR forward of the same GGUF under its
-sampler's stages), run once and shared by the methods; then prompt lookup (K = 4, n-grams up to 2) and the draft model
+sampler's stages; pipeline and oracle both under ``ir_oracle.EXACT_PROPERTIES`` - f32, an f32 KV cache, no dynamic
+quantisation - where they agree to 3e-4 in log-probability, against up to 1.2 under the CPU's defaults), run once and
+shared by the methods; then prompt lookup (K = 4, n-grams up to 2) and the draft model
 (the IR copy of the same GGUF: draft = target, K = 4) against the same oracle.  Prompt lookup's rule is sample-match
 (lossless); the draft model's is not (``Sampler::validate_candidate``: :mod:`specdec.adapters.openvino.pipeline`), so its
 cells should FAIL.  What ``GenerationConfig`` cannot take (bias, bad words, allowed ids, a user processor, stop tokens
