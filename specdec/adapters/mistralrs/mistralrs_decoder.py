@@ -187,7 +187,13 @@ class MistralRsDecoder:
             self._texts[key] = self._prompt_text(runner, prompt)
         request = ChatCompletionRequest(messages=self._texts[key], model="specdec", max_tokens=max_new_tokens,
                                         logprobs=True, **self.request_args)
-        choice = runner.send_chat_completion_request(request).choices[0]
+        try:
+            choice = runner.send_chat_completion_request(request).choices[0]
+        except BaseException as error:  # pyo3's PanicException (a Rust panic) derives from BaseException, not Exception
+            if isinstance(error, (KeyboardInterrupt, SystemExit, GeneratorExit)):
+                raise
+            raise RuntimeError(f"mistral.rs panicked answering a request ({type(error).__name__}: {error}; the engine's message "
+                               "is on stderr)") from error
         records = (choice.logprobs.content if choice.logprobs is not None else None) or []
         return [self._ids(record.token) for record in records[:max_new_tokens]]
 
