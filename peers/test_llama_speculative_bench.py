@@ -5,7 +5,7 @@ where the binary has not been built).  One subprocess, as a user runs it: K = 2 
 ``--spec-draft-n-max 0`` (the twin), the qa kind, one round of 4 tokens, greedy.  What it shows: the run exits 0 and
 stores the case; both sides emitted exactly the tokens asked (the bench refuses a pair that does not); the speculative
 side's counters (the example's ``n_drafted`` / ``n_accept``) give the row a draft utilisation and an acceptance length
-within their ranges.  About 40 s on an idle 2-core machine (every answer is one process: 5 a side).
+within their ranges.  34 s here (2026-11-27, 2 busy cores; every answer is one process: 3 a side).
 """
 
 import json
