@@ -8,14 +8,11 @@ one lookup, timed) make the prediction ``cost_model: "measured"`` and finite.  A
 2-core machine (the costs' calibration, a warm-up and one paired round per case).
 """
 
-import json
 import math
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
+
+from fixtures.bench_cli import rows, run_bench, stored_names
 
 SUBJECT = "specdec.adapters.llama_cpp.lookup_subjects:prompt_lookup"
 
@@ -23,34 +20,24 @@ SUBJECT = "specdec.adapters.llama_cpp.lookup_subjects:prompt_lookup"
 @pytest.fixture(scope="module")
 def bench_run(tmp_path_factory):
     folder = tmp_path_factory.mktemp("llama-bench")
-    env = dict(os.environ, HF_HUB_OFFLINE="1")
-    env["PYTHONPATH"] = os.pathsep.join([str(Path.cwd()), env.get("PYTHONPATH", "")])
-    done = subprocess.run([sys.executable, "-m", "specdec", "bench", "run", SUBJECT, "--k", "4", "--kinds", "retrieval", "qa",
-                           "--rounds", "1", "--new-tokens", "8", "--storage", str(folder / "store"),
-                           "--latest", str(folder / "latest")],
-                          cwd=Path.cwd(), env=env, capture_output=True, text=True, timeout=600)
-    print(done.stdout[-4000:])
-    return folder, done
+    return folder, run_bench(folder, SUBJECT, ["--k", "4", "--kinds", "retrieval", "qa", "--rounds", "1", "--new-tokens", "8"])
 
 
 def test_the_run_exits_0_and_stores_one_benchmark_per_case(bench_run):
     folder, done = bench_run
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert "2 benchmarks x 1 rounds" in done.stdout  # the plan is stated before it runs
-    runs = sorted((folder / "store").rglob("*.json"))
-    assert len(runs) == 1, runs
-    names = sorted(b["name"] for b in json.loads(runs[0].read_text())["benchmarks"])
-    assert names == ["test_subject[qa-K4-B1]", "test_subject[retrieval-K4-B1]"]
+    assert stored_names(folder) == ["test_subject[qa-K4-B1]", "test_subject[retrieval-K4-B1]"]
 
 
 def test_the_rows_hold_acceptance_and_a_prediction_from_measured_costs(bench_run):
     folder, done = bench_run
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    rows = json.loads((folder / "latest" / "rows.json").read_text())
-    assert {r["configuration"] for r in rows} == {"llama.cpp-lookup-K4"} and {r["kind"] for r in rows} == {"retrieval", "qa"}
-    assert all(r["cost_model"] == "measured" and r["subject"] == "llama.cpp-lookup" for r in rows)
-    drafted = [r for r in rows if r["acceptance"] is not None]
-    assert drafted, rows  # the retrieval prompt repeats its text: prompt lookup drafts there
+    made = rows(folder)
+    assert {r["configuration"] for r in made} == {"llama.cpp-lookup-K4"} and {r["kind"] for r in made} == {"retrieval", "qa"}
+    assert all(r["cost_model"] == "measured" and r["subject"] == "llama.cpp-lookup" for r in made)
+    drafted = [r for r in made if r["acceptance"] is not None]
+    assert drafted, made  # the retrieval prompt repeats its text: prompt lookup drafts there
     for row in drafted:
         assert 0 <= row["acceptance"] <= 1 and math.isfinite(row["predicted"]) and row["predicted"] > 0, row
         assert row["draft_step_ratio"] >= 0 and row["verify_cost_ratio"] > 0, row

@@ -8,14 +8,9 @@ side's counters (the example's ``n_drafted`` / ``n_accept``) give the row a draf
 within their ranges.  34 s here (2026-11-27, 2 busy cores; every answer is one process: 3 a side).
 """
 
-import json
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 
+from fixtures.bench_cli import rows, run_bench, stored_names
 from specdec.adapters.llama_cpp.speculative_example import DEFAULT_BINARY
 
 pytestmark = [pytest.mark.peers, pytest.mark.slow,
@@ -28,29 +23,20 @@ K = 2
 @pytest.fixture(scope="module")
 def bench_run(tmp_path_factory):
     folder = tmp_path_factory.mktemp("llama-speculative-bench")
-    env = dict(os.environ, HF_HUB_OFFLINE="1")
-    env["PYTHONPATH"] = os.pathsep.join([str(Path.cwd()), env.get("PYTHONPATH", "")])
-    done = subprocess.run([sys.executable, "-m", "specdec", "bench", "run", SUBJECT, "--k", str(K), "--kinds", "qa",
-                           "--rounds", "1", "--new-tokens", "4", "--storage", str(folder / "store"),
-                           "--latest", str(folder / "latest")],
-                          cwd=Path.cwd(), env=env, capture_output=True, text=True, timeout=600)
-    print(done.stdout[-3000:])
-    return folder, done
+    return folder, run_bench(folder, SUBJECT, ["--k", str(K), "--kinds", "qa", "--rounds", "1", "--new-tokens", "4"])
 
 
 def test_the_run_exits_0_and_stores_the_case(bench_run):
     folder, done = bench_run
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert "1 benchmarks x 1 rounds" in done.stdout  # the plan is stated before it runs
-    runs = sorted((folder / "store").rglob("*.json"))
-    assert len(runs) == 1, runs
-    assert [b["name"] for b in json.loads(runs[0].read_text())["benchmarks"]] == [f"test_subject[qa-K{K}-B1]"]
+    assert stored_names(folder) == [f"test_subject[qa-K{K}-B1]"]
 
 
 def test_the_row_holds_the_examples_counters(bench_run):
     folder, done = bench_run
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    (row,) = json.loads((folder / "latest" / "rows.json").read_text())
+    (row,) = rows(folder)
     assert row["subject"] == "llama-speculative draft model (= target)" and row["kind"] == "qa", row
     assert row["new_tokens"] == 4 and row["speedup"]["median"] > 0, row
     counts = row["speculation"]

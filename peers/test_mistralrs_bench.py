@@ -10,13 +10,9 @@ which 0.6.0 encodes itself).  Not the qa kind: there the speculative Runner pani
 (scripts/findings/mistralrs_speculative_panic.py; at 4 tokens, K = 2 too).  90 s here (2026-11-27, 2 busy cores).
 """
 
-import json
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
+
+from fixtures.bench_cli import rows, run_bench, stored_names
 
 pytestmark = [pytest.mark.peers, pytest.mark.slow]
 
@@ -28,13 +24,7 @@ KIND = "translation"  # its greedy answer ends at 26 tokens: 24 fit (mistral.rs 
 @pytest.fixture(scope="module")
 def bench_run(tmp_path_factory):
     folder = tmp_path_factory.mktemp("mistralrs-bench")
-    env = dict(os.environ, HF_HUB_OFFLINE="1")
-    env["PYTHONPATH"] = os.pathsep.join([str(Path.cwd()), env.get("PYTHONPATH", "")])
-    done = subprocess.run([sys.executable, "-m", "specdec", "bench", "run", SUBJECT, "--k", str(K), "--kinds", KIND,
-                           "--rounds", "1", "--new-tokens", "24", "--storage", str(folder / "store"),
-                           "--latest", str(folder / "latest")],
-                          cwd=Path.cwd(), env=env, capture_output=True, text=True, timeout=900)
-    print(done.stdout[-3000:])
+    done = run_bench(folder, SUBJECT, ["--k", str(K), "--kinds", KIND, "--rounds", "1", "--new-tokens", "24"], timeout=900)
     return folder, done
 
 
@@ -42,15 +32,13 @@ def test_the_run_exits_0_and_stores_the_case(bench_run):
     folder, done = bench_run
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert "1 benchmarks x 1 rounds" in done.stdout  # the plan is stated before it runs
-    runs = sorted((folder / "store").rglob("*.json"))
-    assert len(runs) == 1, runs
-    assert [b["name"] for b in json.loads(runs[0].read_text())["benchmarks"]] == [f"test_subject[{KIND}-K{K}-B1]"]
+    assert stored_names(folder) == [f"test_subject[{KIND}-K{K}-B1]"]
 
 
 def test_the_row_is_the_draft_models_against_its_twin(bench_run):
     folder, done = bench_run
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    (row,) = json.loads((folder / "latest" / "rows.json").read_text())
+    (row,) = rows(folder)
     assert row["subject"] == "mistral.rs draft model (= target)" and row["configuration"].endswith(f"-K{K}"), row
     assert row["kind"] == KIND and row["new_tokens"] == 24 and row["speedup"]["median"] > 0, row
     assert row["speculation"] is None, row  # 0.6.0 reports no counters to Python
