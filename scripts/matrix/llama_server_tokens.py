@@ -22,10 +22,9 @@ from specdec.adapters.llama_cpp.oracle import LlamaCppOracle
 
 from fixtures import llama_subjects
 
-from . import runner
 from .llama_server import ENGINE, METHODS, client, start
 from .settings import SETTINGS
-from .token_driver import TokenMatrix, run_matrix
+from .token_driver import TokenMatrix, run_with_servers
 
 N_CTX = 512  # the longest prompt (104 tokens) and its answer, with room
 MATRIX = TokenMatrix(__doc__, ENGINE, "llama.cpp", METHODS, SETTINGS, "llama-server-tokens.json", seconds_per_cell=1800,
@@ -35,23 +34,15 @@ MATRIX = TokenMatrix(__doc__, ENGINE, "llama.cpp", METHODS, SETTINGS, "llama-ser
 def main(argv=None) -> int:
     if not DEFAULT_BINARY.exists():
         raise SystemExit(f"{DEFAULT_BINARY} is missing: build it with `make llama-server`")
-    args = runner.arguments(__doc__, None, list(METHODS), list(SETTINGS), argv, default_tv=MATRIX.default_tv)
-    servers = {name: start(None if name == "plain" else name) for name in ["plain", *args.method]}
-    try:
-        for server in servers.values():
-            server.wait_ready()
 
-        def build(method, settings):
-            return (client(servers[method], settings, f"llama-server ({METHODS[method]})"),
-                    client(servers["plain"], settings, "llama-server (no draft)"))
+    def pair(servers, method, settings):
+        return (client(servers[method], settings, f"llama-server ({METHODS[method]})"),
+                client(servers["plain"], settings, "llama-server (no draft)"))
 
-        def oracle_of(settings):
-            return LlamaCppOracle(llama_subjects.gguf_path(), settings=settings, n_ctx=N_CTX)
+    def oracle_of(settings):
+        return LlamaCppOracle(llama_subjects.gguf_path(), settings=settings, n_ctx=N_CTX)
 
-        return run_matrix(MATRIX, build, oracle_of, argv)
-    finally:
-        for server in servers.values():
-            server.stop(keep_log=True)
+    return run_with_servers(MATRIX, lambda name: start(None if name == "plain" else name), pair, oracle_of, argv)
 
 
 if __name__ == "__main__":

@@ -82,3 +82,18 @@ def run_matrix(matrix: TokenMatrix, build: Callable, oracle_of: Callable, argv=N
                seconds_per_cell=matrix.seconds_per_cell * (matrix.default_tv / args.tv) ** 2, out=args.out,
                checks_per_cell=matrix.checks_per_cell, tv=args.tv)
     return 0
+
+
+def run_with_servers(matrix: TokenMatrix, start: Callable, pair: Callable, oracle_of: Callable, argv=None) -> int:
+    """:func:`run_matrix` for an engine behind servers: ``start(name)`` -> a started :class:`ServerProcess` for
+    ``"plain"`` and each method asked, all booting side by side before the first cell and stopped (logs kept) after
+    the last, whatever happens; ``pair(servers, method, settings)`` -> (the method's client, the plain server's)."""
+    args = runner.arguments(matrix.doc, None, list(matrix.methods), list(matrix.settings), argv, default_tv=matrix.default_tv)
+    servers = {name: start(name) for name in ["plain", *args.method]}
+    try:
+        for server in servers.values():
+            server.wait_ready()
+        return run_matrix(matrix, lambda method, settings: pair(servers, method, settings), oracle_of, argv)
+    finally:
+        for server in servers.values():
+            server.stop(keep_log=True)

@@ -22,9 +22,8 @@ from __future__ import annotations
 
 from specdec.decoding.models import load_smollm2
 
-from . import runner
 from .settings import SETTINGS
-from .token_driver import TokenMatrix, run_matrix
+from .token_driver import TokenMatrix, run_with_servers
 from .vllm_server import ENGINE, SERVERS, client, start
 
 METHODS = {name: SERVERS[name][3] for name in ("ngram", "draft_model")}
@@ -35,27 +34,19 @@ MATRIX = TokenMatrix(__doc__, ENGINE, "vLLM", METHODS, SETTINGS, "vllm-server-to
 def main(argv=None) -> int:
     import torch
 
-    args = runner.arguments(__doc__, None, list(METHODS), list(SETTINGS), argv, default_tv=MATRIX.default_tv)
     model, tokenizer = load_smollm2()
     torch.set_num_threads(1)  # the plain server's engine has core 0: two threads here ran the oracle's forward 9x slower
-    servers = {name: start(name) for name in ["plain", *args.method]}
-    try:
-        for server in servers.values():
-            server.wait_ready()
 
-        def build(method, settings):
-            return (client(servers[method], settings, tokenizer.decode, f"vLLM server ({method})"),
-                    client(servers["plain"], settings, tokenizer.decode, "vLLM server (plain)"))
+    def pair(servers, method, settings):
+        return (client(servers[method], settings, tokenizer.decode, f"vLLM server ({method})"),
+                client(servers["plain"], settings, tokenizer.decode, "vLLM server (plain)"))
 
-        def oracle_of(settings):
-            from specdec.adapters.vllm.settings_oracle import VLLMSettingsOracle
+    def oracle_of(settings):
+        from specdec.adapters.vllm.settings_oracle import VLLMSettingsOracle
 
-            return VLLMSettingsOracle(model, settings, tokenizer=tokenizer)
+        return VLLMSettingsOracle(model, settings, tokenizer=tokenizer)
 
-        return run_matrix(MATRIX, build, oracle_of, argv)
-    finally:
-        for server in servers.values():
-            server.stop(keep_log=True)
+    return run_with_servers(MATRIX, start, pair, oracle_of, argv)
 
 
 if __name__ == "__main__":
