@@ -28,9 +28,9 @@ SECONDS_PER_CELL = 70
 K = 4  # drafted tokens at most; llama-server drafts no further than the tokens left, so each answer asks K more than it tests
 
 
-def start(speculation: str | None) -> ServerProcess:
+def start(speculation: str | None, extra: tuple[str, ...] = ()) -> ServerProcess:
     port = free_port()
-    argv = llama_server_argv(llama_subjects.gguf_path(), port, speculation=speculation, num_draft_tokens=K)
+    argv = llama_server_argv(llama_subjects.gguf_path(), port, speculation=speculation, num_draft_tokens=K, extra=extra)
     runner.OUT.mkdir(parents=True, exist_ok=True)
     return ServerProcess(argv, port=port, ready_path="/health", startup_timeout=300,
                          log_path=runner.OUT / f"llama-server-{speculation or 'plain'}.log").start()
