@@ -43,6 +43,8 @@ class TokenMatrix:
 
 
 def run_matrix(matrix: TokenMatrix, build: Callable, oracle_of: Callable, argv=None) -> int:
+    """Parse ``argv`` (``--method``, ``--only``, ``--tv``, ``--append``, ``--resume``, ``--out``) and run the planned
+    cells, a setting's methods one after another so that they share its control (module docstring)."""
     settings = {name: s for name, s in matrix.settings.items() if not s.greedy}
     args = runner.arguments(matrix.doc, None, list(matrix.methods), list(settings), argv, default_tv=matrix.default_tv)
     prompts = [list(p) for p in token_prompts()]
