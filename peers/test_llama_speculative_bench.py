@@ -10,7 +10,7 @@ within their ranges.  34 s here (2026-11-27, 2 busy cores; every answer is one p
 
 import pytest
 
-from fixtures.bench_cli import rows, run_bench, stored_names
+from fixtures.bench_cli import assert_one_case, rows, run_bench
 from specdec.adapters.llama_cpp.speculative_example import DEFAULT_BINARY
 
 pytestmark = [pytest.mark.peers, pytest.mark.slow,
@@ -28,9 +28,7 @@ def bench_run(tmp_path_factory):
 
 def test_the_run_exits_0_and_stores_the_case(bench_run):
     folder, done = bench_run
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    assert "1 benchmarks x 1 rounds" in done.stdout  # the plan is stated before it runs
-    assert stored_names(folder) == [f"test_subject[qa-K{K}-B1]"]
+    assert_one_case(folder, done, f"test_subject[qa-K{K}-B1]")
 
 
 def test_the_row_holds_the_examples_counters(bench_run):

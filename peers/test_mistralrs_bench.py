@@ -12,7 +12,7 @@ which 0.6.0 encodes itself).  Not the qa kind: there the speculative Runner pani
 
 import pytest
 
-from fixtures.bench_cli import rows, run_bench, stored_names
+from fixtures.bench_cli import assert_one_case, rows, run_bench
 
 pytestmark = [pytest.mark.peers, pytest.mark.slow]
 
@@ -30,9 +30,7 @@ def bench_run(tmp_path_factory):
 
 def test_the_run_exits_0_and_stores_the_case(bench_run):
     folder, done = bench_run
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    assert "1 benchmarks x 1 rounds" in done.stdout  # the plan is stated before it runs
-    assert stored_names(folder) == [f"test_subject[{KIND}-K{K}-B1]"]
+    assert_one_case(folder, done, f"test_subject[{KIND}-K{K}-B1]")
 
 
 def test_the_row_is_the_draft_models_against_its_twin(bench_run):
