@@ -1,0 +1,115 @@
+// specdec's node-llama-cpp worker (specdec/adapters/nodellama): JSON lines on stdin, one answer line per request on stdout.
+//
+//   node server.mjs CONFIG_JSON      CONFIG: {modules, model, draftModel, speculation, draftMax, draftMin, minConfidence,
+//                                             lookupPattern, lookupMax, sequences, threads, contextSize, batchSize}
+//
+// node-llama-cpp is imported from CONFIG.modules (the node_modules folder of `npm ci` in .peers/nodellama): an ES module
+// resolves packages from its own folder, not the caller's.  The first line written is {"ready": true, "version": ...}.
+// Request: {"prompts": [[ids]], "seeds": [uint32], "maxNewTokens": n, "stopTokens": [ids], "stopAtEog": bool,
+//           "sampling": {temperature, topK, topP, minP, repeatPenalty: {penalty, frequencyPenalty, presencePenalty,
+//           lastTokens} | null}}
+// Answer:  {"tokens": [[ids]], "predictions": [{used, unused, validated, refuted}]}   or   {"error": "..."}
+// Rows run `sequences` at a time, each on its own context sequence (node-llama-cpp batches their decodes together).
+import { createInterface } from "node:readline";
+import { pathToFileURL } from "node:url";
+import { join } from "node:path";
+
+const config = JSON.parse(process.argv[2]);
+const lib = await import(pathToFileURL(join(config.modules, "node-llama-cpp", "dist", "index.js")).href);
+const { getLlama, LlamaLogLevel, DraftSequenceTokenPredictor, InputLookupTokenPredictor, getModuleVersion } = lib;
+
+// gpu: false and build: "never": the prebuilt CPU binary (@node-llama-cpp/linux-x64) or an error, never a cmake build.
+const llama = await getLlama({ gpu: false, build: "never", logLevel: LlamaLogLevel.error, progressLogs: false });
+const model = await llama.loadModel({ modelPath: config.model, gpuLayers: 0 });
+const contextOptions = { contextSize: config.contextSize, sequences: config.sequences, threads: config.threads,
+                         batchSize: config.batchSize, flashAttention: false };
+const context = await model.createContext(contextOptions);
+let draftContext = null;
+if (config.speculation === "draft") {
+    const draftModel = config.draftModel === config.model ? model
+        : await llama.loadModel({ modelPath: config.draftModel, gpuLayers: 0 });
+    draftContext = await draftModel.createContext(contextOptions);
+}
+
+function predictor() {
+    if (config.speculation === "draft")
+        return new DraftSequenceTokenPredictor(draftContext.getSequence(), {
+            minTokens: config.draftMin, maxTokens: config.draftMax, minConfidence: config.minConfidence });
+    if (config.speculation === "lookup")
+        return new InputLookupTokenPredictor({ patternLength: { min: config.lookupPattern },
+                                               predictionLength: { max: config.lookupMax } });
+    return undefined;
+}
+const sequences = [];
+for (let i = 0; i < config.sequences; i++)
+    sequences.push(context.getSequence({ tokenPredictor: predictor() }));
+
+function counts(sequence) {
+    const p = sequence.tokenPredictions;
+    return { used: p.used, unused: p.unused, validated: p.validated, refuted: p.refuted };
+}
+
+async function answer(sequence, prompt, seed, request) {
+    await sequence.clearHistory();
+    sequence.tokenPredictor?.updateInputTokens?.(prompt.slice());  // what LlamaCompletion does with its input
+    const before = counts(sequence);
+    const out = [];
+    const s = request.sampling;
+    const options = { temperature: s.temperature, topK: s.topK, topP: s.topP, minP: s.minP, seed, yieldEogToken: true };
+    if (s.repeatPenalty != null)  // the history is this answer's tokens so far, as LlamaCompletion's getPenaltyTokens
+        options.repeatPenalty = { punishTokens: () => out.slice(-s.repeatPenalty.lastTokens),
+                                  maxPunishTokens: s.repeatPenalty.lastTokens, penalty: s.repeatPenalty.penalty,
+                                  frequencyPenalty: s.repeatPenalty.frequencyPenalty,
+                                  presencePenalty: s.repeatPenalty.presencePenalty };
+    const stops = new Set(request.stopTokens);
+    if (request.maxNewTokens > 0) {
+        const iterator = sequence.evaluate(prompt, options);
+        try {
+            for await (const token of iterator) {
+                out.push(token);
+                if (out.length >= request.maxNewTokens || stops.has(token) || (request.stopAtEog && model.isEogToken(token)))
+                    break;
+            }
+        } finally {
+            await iterator.return();
+        }
+    }
+    const after = counts(sequence);
+    const delta = {};
+    for (const key of Object.keys(after))
+        delta[key] = after[key] - before[key];
+    return [out, delta];
+}
+
+async function serve(request) {
+    const tokens = new Array(request.prompts.length);
+    const predictions = new Array(request.prompts.length);
+    for (let start = 0; start < request.prompts.length; start += sequences.length) {
+        const rows = request.prompts.slice(start, start + sequences.length);
+        const results = await Promise.all(rows.map((prompt, j) =>
+            answer(sequences[j], prompt, request.seeds[start + j], request)));
+        results.forEach(([out, delta], j) => { tokens[start + j] = out; predictions[start + j] = delta; });
+    }
+    return { tokens, predictions };
+}
+
+const write = (obj) => new Promise((resolve) => process.stdout.write(JSON.stringify(obj) + "\n", resolve));
+await write({ ready: true, version: await getModuleVersion(), vocab: model.fileInfo.metadata?.tokenizer?.ggml?.tokens?.length ?? null,
+              eog: [model.tokens.eos, model.tokens.eot].filter((t) => t != null) });
+const lines = createInterface({ input: process.stdin, terminal: false });
+for await (const line of lines) {
+    if (line.trim() === "")
+        continue;
+    let reply;
+    try {
+        reply = await serve(JSON.parse(line));
+    } catch (err) {
+        reply = { error: String(err?.stack ?? err) };
+    }
+    await write(reply);
+}
+await context.dispose();
+if (draftContext != null)
+    await draftContext.dispose();
+await model.dispose();
+await llama.dispose();
