@@ -32,7 +32,7 @@ LLAMA_VENV ?= .venv-llama
 LLAMA_PY   := $(LLAMA_VENV)/bin/python
 LLAMA_SPEC ?= llama-cpp-python==0.3.36
 
-.PHONY: check test test-slow bench bench-mix bench-load bench-length bench-vllm bench-llama install peers peers-install peers-slow peers-matrix peers-matrix-tokens peers-envs peers-slow-engines peers-openvino peers-ortgenai peers-mistralrs peers-llama_speculative llama-server llama-speculative bench-synthetic bench-open-loop prompt-entropy clean
+.PHONY: check test test-slow bench bench-mix bench-load bench-length bench-vllm bench-llama install peers peers-install peers-slow peers-matrix peers-matrix-tokens peers-envs peers-slow-engines peers-openvino peers-ortgenai peers-mistralrs peers-llama_speculative peers-nodellama llama-server llama-speculative bench-synthetic bench-open-loop prompt-entropy clean
 
 $(VENV)/.installed: pyproject.toml Makefile
 	$(PYTHON) -m venv $(VENV)
@@ -94,6 +94,22 @@ $(LLAMA_SPECULATIVE): scripts/build_llama_server.sh
 llama-speculative: $(LLAMA_SPECULATIVE)
 peers-llama_speculative: $(LLAMA_VENV)/.installed $(LLAMA_SPECULATIVE)
 	HF_HUB_OFFLINE=1 $(LLAMA_PY) -m pytest -m peers $(wildcard peers/test_llama_speculative*.py) -p no:randomly --specdec-alpha $(PEERS_ALPHA) -s
+
+# node-llama-cpp (issue 39) from npm: node_modules in .peers/nodellama by `npm ci` of the lock file committed beside the
+# adapter's worker (specdec/adapters/nodellama/js), its prebuilt CPU addon (@node-llama-cpp/linux-x64; no compiler, and the
+# worker loads it with build: "never").  --ignore-scripts: its postinstall only fetches or builds a binary when none fits.
+# Needs Node >= 20 and npm; its Python side runs in .venv-llama (the per-token oracle is LlamaCppOracle).  Slow checks:
+#   HF_HUB_OFFLINE=1 $(LLAMA_PY) -m pytest -m "peers and slow" peers/test_nodellama*.py -p no:randomly --specdec-alpha $(PEERS_ALPHA) -s
+NODELLAMA_DIR ?= .peers/nodellama
+NODELLAMA_JS  := specdec/adapters/nodellama/js
+NPM ?= npm
+$(NODELLAMA_DIR)/.installed: $(NODELLAMA_JS)/package.json $(NODELLAMA_JS)/package-lock.json
+	mkdir -p $(NODELLAMA_DIR)
+	cp $(NODELLAMA_JS)/package.json $(NODELLAMA_JS)/package-lock.json $(NODELLAMA_DIR)/
+	cd $(NODELLAMA_DIR) && $(NPM) ci --no-audit --no-fund --ignore-scripts
+	touch $@
+peers-nodellama: $(LLAMA_VENV)/.installed $(NODELLAMA_DIR)/.installed
+	HF_HUB_OFFLINE=1 $(LLAMA_PY) -m pytest -m "peers and not slow" $(wildcard peers/test_nodellama*.py) -p no:randomly --specdec-alpha $(PEERS_ALPHA) -s
 
 # mistral.rs through its Python package, in its own virtualenv (a prebuilt CPU wheel).  0.6.0 is the tested pin:
 # later wheels speculate differently: 0.9.5's Runner takes no draft model at all (only mtp_model, a model's own MTP head).  torch and
