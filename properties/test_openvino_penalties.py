@@ -102,3 +102,17 @@ def test_the_oracle_takes_the_penalties_and_still_refuses_what_it_does_not_resta
         extra = {"stop_token_ids": [2]} if field == "min_new_tokens" else {}
         with pytest.raises(UnsupportedSetting, match=f"OpenVINO GenAI oracle does not take {field}="):
             OpenVINOOracle(tmp_path, SamplingSettings(temperature=1.0, **{field: value}, **extra))
+
+
+def test_min_p_is_not_renormalised_before_top_p():
+    # MinPFilter keeps p >= 0.2 * 0.5 (ids 0-2, mass 0.95) without renormalising; TopPFilter then sums the softmax's
+    # own masses: 0, 0.5, 0.78 before ids 0, 1, 2, all <= 0.8, so id 2 stays.  Renormalised (0.526, 0.295, 0.179),
+    # the sum before id 2 would be 0.821 > 0.8 and drop it: the rule the oracle had, which failed OpenVINO's control.
+    from specdec.adapters.openvino.ir_oracle import openvino_law
+
+    probs = np.array([[0.5, 0.28, 0.17, 0.05]])
+    law = openvino_law(np.log(probs), SamplingSettings(temperature=1.0, min_p=0.2, top_p=0.8))
+    np.testing.assert_allclose(law, [[0.5 / 0.95, 0.28 / 0.95, 0.17 / 0.95, 0.0]], rtol=1e-12)
+    # each filter alone: min-p keeps ids 0-2, top-p 0.7 keeps ids 0-1 (0.5 <= 0.7 < 0.78): the shorter prefix wins
+    both = openvino_law(np.log(probs), SamplingSettings(temperature=1.0, min_p=0.2, top_p=0.7))
+    np.testing.assert_allclose(both, [[0.5 / 0.78, 0.28 / 0.78, 0.0, 0.0]], rtol=1e-12)

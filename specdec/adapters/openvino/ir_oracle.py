@@ -9,10 +9,12 @@ the first prompt: ten times the per-token TV 0.03 the checks ask.  OpenVINO's IR
 the pipeline reads from the GGUF), compiled by ``openvino.Core`` for the CPU, gives the pipeline's greedy tokens.
 
 The law (``src/cpp/src/sampling/logit_processor.hpp`` ``LogitProcessor``, ``logit_transformers.hpp``, openvino.genai
-at commit da1db86): top-k (the k largest logits), the temperature's softmax, min-p (keep p >= min_p * max p), top-p
-(``TopPFilter``: sorted by probability, tokens are kept up to and including the first at which the running sum
-exceeds top-p), renormalised by the draw (``Sampler::_multinomial_sample``); greedy: the first largest logit
-(``_greedy_sample``).  Before them, the repetition, presence and frequency penalties, in that order, on the true prefix
+at commit da1db86; ``MinPFilter`` is in the 2026.4.1 library's symbols): top-k (the k largest logits), the
+temperature's softmax, min-p (keep p >= min_p * max p, *not* renormalised), top-p (``TopPFilter``: sorted by
+probability, tokens are kept up to and including the first at which the running sum of the softmax's own masses
+exceeds top-p: after min-p, the shorter of the two prefixes of the sorted tokens, each measured on the softmax, not
+the nucleus of the renormalised min-p set), renormalised by the draw (``Sampler::_multinomial_sample``); greedy: the
+first largest logit (``_greedy_sample``).  Before them, the repetition, presence and frequency penalties, in that order, on the true prefix
 of each position (the prompt's ids and the answer's tokens before it): :mod:`.penalties`, which cites their source.
 Every other setting is refused by name (:class:`specdec.sampling_settings.UnsupportedSetting`): the oracle restates
 nothing else.
@@ -62,9 +64,8 @@ def openvino_law(logits: np.ndarray, settings: SamplingSettings) -> np.ndarray:
     z = logits / settings.temperature
     probs = np.exp(z - z.max(-1, keepdims=True))
     probs /= probs.sum(-1, keepdims=True)
-    if settings.min_p:
+    if settings.min_p:  # MinPFilter: not renormalised, so top-p below sums the softmax's own masses
         probs = np.where(probs >= settings.min_p * probs.max(-1, keepdims=True), probs, 0.0)
-        probs /= probs.sum(-1, keepdims=True)
     if settings.top_p is not None and settings.top_p < 1:
         order = np.argsort(-probs, axis=-1, kind="stable")  # (B, V)
         sorted_probs = np.take_along_axis(probs, order, axis=-1)
