@@ -20,6 +20,11 @@ from the *next* position's law - not lossless, even with draft = target.  What t
   quantisation: under the defaults the nucleus' edge moves, :mod:`specdec.adapters.openvino.ir_oracle`) - the
   controls that let the oracle judge the penalty cells: PASS (16 answers of 8 tokens each; more in the slow file).
 
+* prompt lookup's draft counts, which OpenVINO does not keep, replayed from the answers
+  (:mod:`specdec.adapters.openvino.lookup_replay`): step for step the tokens the engine's own
+  ``perf_metrics.raw_metrics.m_batch_sizes`` says each step emitted, greedy and at T = 1 on the four per-token
+  prompts (about 45 s).
+
 The PASSes (the control against itself, prompt lookup against the control, per token against OpenVINO's own law)
 need thousands of answers at 6-17 answers/s on 2 busy cores, and greedy decoding needs a paragraph of its own: both in
 ``-m "peers and slow"`` (peers/test_openvino_slow.py).
@@ -109,3 +114,33 @@ def test_control_the_engine_without_speculation_follows_the_oracle_under_each_pe
                                   name=f"OpenVINO without speculation, {setting}, per token (control)")
     print(f"\n{report.format()}\n-> {report.verdict}, reached TV {report.reached_tv:.4f}, {time.perf_counter() - started:.0f} s")
     assert report.verdict == "PASS", report.format()
+
+
+def test_prompt_lookups_replayed_steps_are_the_engines_own():
+    """OpenVINO keeps no draft counts for prompt lookup; the adapter replays them from the answers
+    (:mod:`specdec.adapters.openvino.lookup_replay`).  For one request per ``generate`` call, the tokens each step
+    emitted are the engine's own ``perf_metrics.raw_metrics.m_batch_sizes``: the replay must give them step for step,
+    greedy and at T = 1, on the four per-token prompts (drafts kept in some, so the comparison is not vacuous)."""
+    import numpy as np
+    import openvino
+
+    from scripts.matrix.token_prompts import token_prompts
+    from specdec.adapters.openvino.lookup_replay import lookup_steps, replay_lookup
+
+    kept = 0
+    for settings, seeds in ((ovs.GREEDY, (0,)), (ovs.T1, (0, 1))):
+        decoder = ovs.engine("prompt_lookup", settings)
+        for prompt in token_prompts():
+            for seed in seeds:
+                result = decoder.pipeline.generate([openvino.Tensor(np.asarray([prompt], dtype=np.int64))],
+                                                   [decoder.config(24, seed)])[0]
+                answer = [int(t) for t in result.m_generation_ids[0]]
+                steps = lookup_steps(prompt, answer, decoder.num_assistant_tokens, decoder.max_ngram_size)
+                engine = list(result.perf_metrics.raw_metrics.m_batch_sizes)
+                assert engine == [k + 1 for _, k in steps], (settings.label, prompt, seed, answer, engine, steps)
+                kept += sum(k for _, k in steps)
+        retrieval = list(token_prompts()[2])  # the adapter's counts: the replay of what it answered
+        answer = decoder([retrieval], 24, 0)[0]
+        replayed = replay_lookup(retrieval, answer, decoder.num_assistant_tokens, decoder.max_ngram_size)
+        assert decoder.speculation_counts() == {name: replayed[name] for name in ("drafts", "draft_tokens", "accepted_tokens")}
+    assert kept > 0

@@ -15,7 +15,8 @@ GGUF file directly) and answers ``decoder(prompts, max_new_tokens, seed)`` with 
 * ``logprobs``: ``GenerationConfig.logprobs`` of every request (0: not asked) - it changes what the sampler stores
   as a token's log-probability (below);
 * :meth:`speculation_counts` sums the draft model's counters (``extended_perf_metrics``, accepted and rejected
-  tokens) of each ``generate`` call; prompt lookup reports none (None).
+  tokens) of each ``generate`` call; prompt lookup's, which OpenVINO does not keep, are replayed from each answer
+  (:mod:`.lookup_replay`: its drafts are a function of the context and its rule sample-match).
 
 How OpenVINO GenAI verifies drafts (``src/cpp/src/sampling/sampler.cpp``, openvino.genai at commit da1db86, after tag
 2026.3.0.0; the installed 2026.4.1.0, build ab01d1771e4, is not in the snapshot read: the checks judge it).  ``Sampler::sample_from_sequence_group`` walks the
@@ -55,6 +56,7 @@ from ...sampling_settings import SamplingSettings
 from ...warpers import SamplingConfig
 from .._common import checked_prompt_rows, installed_version, request_seeds, require_version
 from .generation_config import checked_settings, generation_config
+from .lookup_replay import replay_lookup
 
 SUPPORTED_OPENVINO_GENAI = ("2026.4.1.0",)
 DISTRIBUTIONS = ("openvino-genai", "openvino_genai")
@@ -196,12 +198,19 @@ class OpenVINODecoder:
                     raise RuntimeError(f"OpenVINO GenAI answered {len(ids)} tokens where {max_new_tokens} were asked "
                                        "(ignore_eos is set: every answer should have them all)")
                 outputs.append(ids)
-            self._count(results)
+            self._count(results, [rows[i] for i in chunk], outputs[start:])
         return outputs
 
-    def _count(self, results) -> None:
+    def _count(self, results, prompts, answers) -> None:
         """Add one ``generate`` call's counters: OpenVINO GenAI keeps them per call (every result of the call holds the
-        same ``SDPerModelsPerfMetrics``), so they are read once, from the first result."""
+        same ``SDPerModelsPerfMetrics``), so they are read once, from the first result; prompt lookup's are replayed
+        from each answer (:func:`.lookup_replay.replay_lookup`)."""
+        if self.method == "prompt_lookup":
+            for prompt, answer in zip(prompts, answers):
+                replayed = replay_lookup(prompt, answer, self.num_assistant_tokens, self.max_ngram_size)
+                for name in self._counts:
+                    self._counts[name] += replayed[name]
+            return
         metrics = results[0].extended_perf_metrics if len(results) and self.method == "draft_model" else None
         if metrics is None:
             return
@@ -215,8 +224,10 @@ class OpenVINODecoder:
         (``extended_perf_metrics``): ``accepted_tokens`` (``get_num_accepted_tokens``), ``draft_tokens`` (accepted plus
         ``get_num_rejected_tokens``) and ``drafts`` (calls with a drafted token: OpenVINO GenAI counts no verification
         steps).  Its ``get_num_draft_tokens`` is not used: measured at 0 with 3 tokens accepted (four answers of two
-        tokens), it does not count what was verified.  None without a draft model."""
-        return dict(self._counts) if self.method == "draft_model" else None
+        tokens), it does not count what was verified.  With prompt lookup, replayed from the answers
+        (:func:`.lookup_replay.replay_lookup`): ``drafts`` are then the steps that drafted a token.  None without
+        speculation."""
+        return dict(self._counts) if self.method is not None else None
 
     def close(self) -> None:
         """Drop the pipeline (freed when the last reference goes)."""
