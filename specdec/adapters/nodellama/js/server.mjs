@@ -93,8 +93,9 @@ async function serve(request) {
     return { tokens, predictions };
 }
 
+process.stdout.on("error", () => process.exit(1));  // the parent is gone: nobody reads the answers
 const write = (obj) => new Promise((resolve) => process.stdout.write(JSON.stringify(obj) + "\n", resolve));
-await write({ ready: true, version: await getModuleVersion(), vocab: model.fileInfo.metadata?.tokenizer?.ggml?.tokens?.length ?? null,
+await write({ ready: true, version: await getModuleVersion(), buildType: llama.buildType, gpu: llama.gpu, vocab: model.fileInfo.metadata?.tokenizer?.ggml?.tokens?.length ?? null,
               eog: [model.tokens.eos, model.tokens.eot].filter((t) => t != null) });
 const lines = createInterface({ input: process.stdin, terminal: false });
 for await (const line of lines) {
