@@ -171,9 +171,8 @@ def test_greedy_rows_are_the_same_with_and_without_speculation(speculation):
         counts = on.speculation_counts()
     print(f"\n{speculation}: {counts}")
     assert counts["accepted_tokens"] > 0 and counts["draft_tokens"] > counts["accepted_tokens"], counts
-    if speculation == "draft":
-        # draft = target at T = 0: every draft is the target's choice, yet at most one per step is kept (module docstring)
-        assert counts["accepted_tokens"] <= GREEDY_TOKENS * len(prompts) // 2, counts
+    # 3.21.1 keeps at most one prediction per verification step (module docstring), even with draft = target at T = 0
+    assert counts["accepted_tokens"] <= counts["drafts"], counts
     differing = [i for i, (a, b) in enumerate(zip(with_, without)) if a != b]
     assert len(differing) <= 1, differing
     for i in differing:
@@ -189,7 +188,7 @@ def test_input_lookup_keeps_the_law_without_speculation(lookup, plain, specdec_b
     report = ab(lookup, plain, N_LOOKUP, seed=3, budget=specdec_budget, name=f"node-llama-cpp input lookup K={K} vs none, T=0.7 top-p 0.8")
     assert report.verdict == "PASS", report.format()
     spec = report.speculation
-    assert spec["drafts"] == N_LOOKUP and 0 < spec["accepted_tokens"] < spec["draft_tokens"], spec
+    assert spec["drafts"] >= N_LOOKUP and 0 < spec["accepted_tokens"] < spec["draft_tokens"], spec  # a step at every first token
     assert report.reached_tv < 0.7  # n = 120 per side reaches about 0.62 at the budget's per-check alpha (2e-11); slow: T = 1, n = 1,500
 
 

@@ -35,8 +35,8 @@ from the tokens yielded so far, as this adapter's worker does).
 
 Counters (:meth:`speculation_counts`): node-llama-cpp keeps ``sequence.tokenPredictions`` (``validated`` and
 ``refuted`` predictions: ``validated + refuted`` were evaluated by the target); ``draft_tokens`` is their sum,
-``accepted_tokens`` the validated ones, and ``drafts`` - node-llama-cpp counts no verification steps - the rows in which
-the target evaluated at least one prediction.  No :class:`specdec.protocols.DraftMarker`: the engine does not say which
+``accepted_tokens`` the validated ones.  It counts no verification steps: ``drafts`` is the worker's count of
+``predictTokens()`` calls that returned tokens (``_speculativeEvaluate`` asks once per step and evaluates them all).  No :class:`specdec.protocols.DraftMarker`: the engine does not say which
 emitted tokens were drafts.
 
 EOS (E8): ``ignore_eos=True`` (default) makes it an ordinary token (``yieldEogToken``, generation goes on); with False
@@ -154,13 +154,13 @@ class NodeLlamaDecoder:
             raise RuntimeError(f"the node-llama-cpp worker answered {len(out)} rows for {len(rows)} prompts")
         for row_counts in answer["predictions"]:
             evaluated = int(row_counts["validated"]) + int(row_counts["refuted"])
-            self._counts["drafts"] += evaluated > 0
+            self._counts["drafts"] += int(row_counts["steps"])
             self._counts["draft_tokens"] += evaluated
             self._counts["accepted_tokens"] += int(row_counts["validated"])
         return out
 
     def speculation_counts(self) -> dict | None:
-        """Cumulative counts since the decoder was built (module docstring: ``drafts`` counts rows, not steps); None for the control."""
+        """Cumulative counts since the decoder was built (module docstring); None for the control."""
         return None if self.speculation is None else dict(self._counts)
 
     def close(self) -> None:

@@ -8,7 +8,7 @@
 // Request: {"prompts": [[ids]], "seeds": [uint32], "maxNewTokens": n, "stopTokens": [ids], "stopAtEog": bool,
 //           "sampling": {temperature, topK, topP, minP, repeatPenalty: {penalty, frequencyPenalty, presencePenalty,
 //           lastTokens} | null}}
-// Answer:  {"tokens": [[ids]], "predictions": [{used, unused, validated, refuted}]}   or   {"error": "..."}
+// Answer:  {"tokens": [[ids]], "predictions": [{used, unused, validated, refuted, steps}]}   or   {"error": "..."}
 // Rows run `sequences` at a time, each on its own context sequence (node-llama-cpp batches their decodes together).
 import { createInterface } from "node:readline";
 import { pathToFileURL } from "node:url";
@@ -32,13 +32,26 @@ if (config.speculation === "draft") {
 }
 
 function predictor() {
+    let made;
     if (config.speculation === "draft")
-        return new DraftSequenceTokenPredictor(draftContext.getSequence(), {
+        made = new DraftSequenceTokenPredictor(draftContext.getSequence(), {
             minTokens: config.draftMin, maxTokens: config.draftMax, minConfidence: config.minConfidence });
-    if (config.speculation === "lookup")
-        return new InputLookupTokenPredictor({ patternLength: { min: config.lookupPattern },
+    else if (config.speculation === "lookup")
+        made = new InputLookupTokenPredictor({ patternLength: { min: config.lookupPattern },
                                                predictionLength: { max: config.lookupMax } });
-    return undefined;
+    else
+        return undefined;
+    // node-llama-cpp counts predictions, not verification steps: _speculativeEvaluate asks predictTokens() once per
+    // step and evaluates what it returns, so a call that returns tokens is one step with drafts.  The copy fixes the
+    // step's tokens at the count (the draft predictor returns its live list, which its background run extends).
+    const predictTokens = made.predictTokens.bind(made);
+    made.specdecSteps = 0;
+    made.predictTokens = async () => {
+        const tokens = [...await predictTokens()];
+        made.specdecSteps += tokens.length > 0 ? 1 : 0;
+        return tokens;
+    };
+    return made;
 }
 const sequences = [];
 for (let i = 0; i < config.sequences; i++)
@@ -46,7 +59,8 @@ for (let i = 0; i < config.sequences; i++)
 
 function counts(sequence) {
     const p = sequence.tokenPredictions;
-    return { used: p.used, unused: p.unused, validated: p.validated, refuted: p.refuted };
+    return { used: p.used, unused: p.unused, validated: p.validated, refuted: p.refuted,
+             steps: sequence.tokenPredictor?.specdecSteps ?? 0 };
 }
 
 async function answer(sequence, prompt, seed, request) {
