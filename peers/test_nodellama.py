@@ -11,20 +11,23 @@ What the runs show (the adapter's docstring cites the source):
   the worker runs the prebuilt binary (``buildType`` "prebuilt", no GPU), never a local build;
 * greedy (T = 0): the same rows with and without either predictor (the per-token matrix's four prompts, 24 tokens),
   except where the top two logits tie to rounding (a verification batch rounds differently from one-token decoding);
-* input lookup at T = 1 keeps the law of the engine without speculation (A/B, the " cat"/" dog" prompt, L = 2);
+* input lookup at T = 0.7, top-p 0.8 keeps the law of the engine without speculation (A/B, the " cat"/" dog" prompt,
+  L = 2: four outcomes, so n = 120 a side reaches TV 0.62; at T = 1 the pairs take hundreds of values and n = 1,500 a
+  side reaches only 0.63: those checks are slow);
 * with a repetition penalty, input lookup changes the law: a drafted position is sampled under the penalties of the
   step's first position (``punishTokens`` is read before the batch's tokens are yielded), so a token drawn at a
-  drafted position is not penalised for the kept draft before it: the expected FAIL, located at position 2 after the
-  first token (here: " dog dog" about 23 times in 200 answers with the lookup, never without);
+  drafted position is not penalised for the kept draft before it: the expected FAIL, located at the second token
+  (position 1) after " dog" (" dog dog" 20 times in 120 answers with the lookup, never without; p = 7.5e-8);
 * 3.21.1 keeps at most one draft per verification step: ``_speculativeEvaluate`` compares the drafts after the first
-  with ``validatedTokens.at(-1)``, a list it never fills, so they are all refuted (with draft = target at T = 0, where
-  every draft equals the target's choice, at most half the emitted tokens are kept drafts).  Lossless, but it caps
-  the gain at two tokens per target pass.
+  with ``validatedTokens.at(-1)``, a list it never fills, so they are all refuted (asserted: kept drafts <= steps, even
+  with draft = target at T = 0, where every draft is the target's choice).  Lossless, but it caps the gain at two tokens
+  per target pass (scripts/findings/nodellama_one_draft_per_step.py).
 
 Rates on this busy 2-core machine (one thread): about 7 answers/s without speculation, 5 with the lookup, 4 with the
 draft model (two new tokens after the 18-token prompt).  The default slice takes about 2 minutes; ``-m "peers and
-slow"`` runs the control (the engine against itself, two seed ranges), the draft model's A/B check, larger A/B checks,
-and the per-token cells against :class:`specdec.adapters.llama_cpp.oracle.LlamaCppOracle` (control first).
+slow"`` runs the control (the engine against itself, two seed ranges, T = 1), the draft model's and input lookup's A/B
+checks at T = 1 (n = 1,500 a side, about 9-12 minutes each; all PASS at TV 0.63-0.67 on 2026-11-27), and
+``test_nodellama_tokens.py``'s per-token cells against :class:`specdec.adapters.llama_cpp.oracle.LlamaCppOracle`.
 """
 
 import time
