@@ -179,7 +179,7 @@ peers-ortgenai: $(ORTGENAI_VENV)/.installed $(ORTGENAI_MODELS)/.exported
 peers-install: $(PEERS_VENV)/.installed $(LLAMA_VENV)/.installed peers-envs
 # The peers environments that pip installs without compiling (vLLM's, OpenVINO GenAI's, ONNX Runtime GenAI's with its
 # export, mistral.rs's): .ci/run builds them while make test runs, since they mostly wait on downloads.
-peers-envs: $(PEERS_VENV)/.installed $(OPENVINO_VENV)/.installed $(ORTGENAI_MODELS)/.exported $(MISTRALRS_VENV)/.installed
+peers-envs: $(PEERS_VENV)/.installed $(OPENVINO_VENV)/.installed $(ORTGENAI_MODELS)/.exported $(MISTRALRS_VENV)/.installed $(NODELLAMA_DIR)/.installed
 
 check: $(VENV)/.installed
 	HF_HUB_OFFLINE=1 $(PY) -m specdec check
@@ -193,7 +193,7 @@ test: $(VENV)/.installed
 peers: $(PEERS_VENV)/.installed $(LLAMA_VENV)/.installed
 	HF_HUB_OFFLINE=1 $(PEERS_PY) -m pytest -m "peers and not slow" $(wildcard peers/test_vllm_*.py) -p no:randomly --specdec-tv $(PEERS_TV) --specdec-alpha $(PEERS_ALPHA) -s
 	HF_HUB_OFFLINE=1 $(LLAMA_PY) -m pytest -m "peers and not slow" $(wildcard peers/test_llama_cpp*.py) -p no:randomly --specdec-alpha $(PEERS_ALPHA) -s
-	$(MAKE) --no-print-directory peers-openvino peers-ortgenai peers-mistralrs
+	$(MAKE) --no-print-directory peers-openvino peers-ortgenai peers-mistralrs peers-nodellama
 
 # The peers checks that go lower in TV, and the soak (about 95 minutes): vLLM's sampler at TV 0.005 and its bench run, the A/B checks of vLLM's server and llama.cpp at
 # n = 6,000-8,000 per side, a 20-minute check of vLLM's server under a fault every 3 minutes (restarts included),
@@ -207,10 +207,12 @@ peers-slow: $(PEERS_VENV)/.installed $(LLAMA_VENV)/.installed $(LLAMA_SERVER)
 	$(MAKE) --no-print-directory peers-llama_speculative peers-slow-engines
 
 # issue 39's engines, their checks marked slow (make peers runs their slices)
-peers-slow-engines: $(OPENVINO_VENV)/.installed $(ORTGENAI_VENV)/.installed $(ORTGENAI_MODELS)/.exported $(MISTRALRS_VENV)/.installed
+peers-slow-engines: $(OPENVINO_VENV)/.installed $(ORTGENAI_VENV)/.installed $(ORTGENAI_MODELS)/.exported $(MISTRALRS_VENV)/.installed \
+		$(LLAMA_VENV)/.installed $(NODELLAMA_DIR)/.installed
 	HF_HUB_OFFLINE=1 $(OPENVINO_PY) -m pytest -m "peers and slow" $(wildcard peers/test_openvino*.py) -p no:randomly --specdec-alpha $(PEERS_ALPHA) -s
 	HF_HUB_OFFLINE=1 $(ORTGENAI_PY) -m pytest -m "peers and slow" $(wildcard peers/test_ortgenai*.py) -p no:randomly --specdec-alpha $(PEERS_ALPHA) -s
 	HF_HUB_OFFLINE=1 $(MISTRALRS_PY) -m pytest -m "peers and slow" $(wildcard peers/test_mistralrs*.py) -p no:randomly --specdec-alpha $(PEERS_ALPHA) -s
+	HF_HUB_OFFLINE=1 $(LLAMA_PY) -m pytest -m "peers and slow" $(wildcard peers/test_nodellama*.py) -p no:randomly --specdec-alpha $(PEERS_ALPHA) -s
 
 # The conformance matrix (issue 30, about 5-6 hours on 2 cores): every engine x speculation method x sampling setting of
 # scripts/matrix/settings.py, speculation on vs off (check_ab); cells an engine or adapter refuses are listed as
