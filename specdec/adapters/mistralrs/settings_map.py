@@ -15,7 +15,7 @@ request of 0.6.0 carries a seed (the engine draws from one RNG, module :mod:`.mi
 
 from __future__ import annotations
 
-from ...sampling_settings import SamplingSettings, UnsupportedSetting
+from ...sampling_settings import SamplingSettings, UnsupportedSetting, refuse_unsupported
 
 ENGINE = "mistral.rs 0.6.0"
 
@@ -31,12 +31,7 @@ _REFUSED = {
 
 def request_args(settings: SamplingSettings) -> dict:
     """``ChatCompletionRequest`` keywords of ``settings`` (every field it cannot map refused by name)."""
-    if not isinstance(settings, SamplingSettings):
-        raise TypeError(f"settings must be a specdec.SamplingSettings, got {type(settings).__name__} {settings!r}")
-    changed = settings.changed()
-    for field, why in _REFUSED.items():
-        if field in changed:
-            raise UnsupportedSetting(ENGINE, field, changed[field], why)
+    refuse_unsupported(settings, ENGINE, _REFUSED)
     if settings.samples_per_request not in (None, 1):
         raise UnsupportedSetting(ENGINE, "samples_per_request", settings.samples_per_request,
                                  "the adapter sends one request per row (n_choices > 1 is not mapped)")

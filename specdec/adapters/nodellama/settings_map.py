@@ -21,7 +21,7 @@ row at the first one; the worker stops generating there).
 
 from __future__ import annotations
 
-from ...sampling_settings import SamplingSettings, UnsupportedSetting
+from ...sampling_settings import SamplingSettings, UnsupportedSetting, refuse_unsupported
 
 ENGINE = "node-llama-cpp 3.21.1"
 PENALTY_LAST_N = 64  # node-llama-cpp's defaultMaxPunishTokens (LlamaContext.js) and LlamaCompletion's lastTokens
@@ -39,12 +39,7 @@ __all__ = ["ENGINE", "PENALTY_LAST_N", "sampling_object"]
 
 def sampling_object(settings: SamplingSettings) -> dict:
     """The worker's ``sampling`` object for ``settings`` (every field it cannot map refused by name)."""
-    if not isinstance(settings, SamplingSettings):
-        raise TypeError(f"settings must be a specdec.SamplingSettings, got {type(settings).__name__} {settings!r}")
-    changed = settings.changed()
-    for field, why in _REFUSED.items():
-        if field in changed:
-            raise UnsupportedSetting(ENGINE, field, changed[field], why)
+    refuse_unsupported(settings, ENGINE, _REFUSED)
     if settings.samples_per_request not in (None, 1):
         raise UnsupportedSetting(ENGINE, "samples_per_request", settings.samples_per_request,
                                  "evaluate() draws one answer per sequence (the adapter sends one row per request)")
