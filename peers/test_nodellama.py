@@ -38,7 +38,7 @@ import specdec
 from fixtures.vllm_subjects import PROMPT
 from scripts.matrix.token_prompts import token_prompts
 from specdec.adapters.nodellama import SUPPORTED_NODE_LLAMA_CPP, NodeLlamaDecoder, installed_node_llama_cpp, sampling_object
-from specdec.adapters.nodellama import decoder as decoder_module
+from specdec.adapters.nodellama import nodellama_decoder as decoder_module
 from specdec.decoding.models import GGUF_FILE, _gguf_dir
 from specdec.errors import PeerVersionError
 from specdec.sampling_settings import UnsupportedSetting

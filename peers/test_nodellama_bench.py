@@ -1,4 +1,4 @@
-"""``specdec bench run`` on node-llama-cpp 3.21.1 with input lookup (``specdec.adapters.nodellama.bench_subjects:lookup``, issue 39).
+"""``specdec bench run`` on node-llama-cpp 3.21.1 with input lookup (``specdec.adapters.nodellama.bench_nodellama:lookup``, issue 39).
 
 Runs with ``.venv-llama``'s Python; slow (``-m "peers and slow"``).  One subprocess, as a user runs it: K = 4 against the
 same engine without a predictor (the twin), the retrieval kind (its answer copies from its passage: lookup finds
@@ -12,7 +12,7 @@ from fixtures.bench_cli import assert_one_case, rows, run_bench
 
 pytestmark = [pytest.mark.peers, pytest.mark.slow]
 
-SUBJECT = "specdec.adapters.nodellama.bench_subjects:lookup"
+SUBJECT = "specdec.adapters.nodellama.bench_nodellama:lookup"
 K = 4
 KIND = "retrieval"
 

@@ -4,7 +4,7 @@ the control (issue 39; slow: ``-m "peers and slow"``, in ``.venv-llama``).
 The oracle is :class:`specdec.adapters.llama_cpp.oracle.LlamaCppOracle`: the same GGUF through llama-cpp-python 0.3.36's
 llama.cpp (another build than node-llama-cpp's prebuilt addon), one token at a time, then llama.cpp's sampler chain in
 node-llama-cpp's order (penalties over the answer's last 64 tokens, top-k, top-p, min-p on the untempered law, then the
-temperature: :mod:`specdec.adapters.nodellama.settings_map`).  Each cell first checks node-llama-cpp *without*
+temperature: :mod:`specdec.adapters.nodellama.worker_sampling`).  Each cell first checks node-llama-cpp *without*
 speculation against the oracle (the control: it measures whether two llama.cpp builds give one law, at the TV the
 cell reaches); only when that PASSes is the speculative engine judged by the same oracle.  Cells (one prompt, the
 " cat"/" dog" prompt: every bigram repeats, so both predictors draft at every step; 4 tokens per answer, every one tested;

@@ -1,7 +1,7 @@
-"""node-llama-cpp 3.21.1 as ``specdec bench run`` subjects: ``...nodellama.bench_subjects:lookup`` and ``:draft_model``.
+"""node-llama-cpp 3.21.1 as ``specdec bench run`` subjects: ``...nodellama.bench_nodellama:lookup`` and ``:draft_model``.
 
 Each is a factory of ``num_draft_tokens`` (:mod:`specdec.bench.pairs`, form 2): K >= 1 gives
-:class:`.decoder.NodeLlamaDecoder` with its token predictor drafting K tokens at most - ``InputLookupTokenPredictor``
+:class:`.nodellama_decoder.NodeLlamaDecoder` with its token predictor drafting K tokens at most - ``InputLookupTokenPredictor``
 (``lookup``) or ``DraftSequenceTokenPredictor`` with the target's own GGUF as the draft (``draft_model``: draft =
 target, the target waiting for the K drafts, no confidence cut; the row shows the most such a draft can be kept, not a
 realistic speed-up) - and K = 0 the twin, the same engine without a predictor.  Greedy by default (the two sides decode
@@ -18,7 +18,7 @@ import os
 
 from ..._validation import as_int
 from ...sampling_settings import SamplingSettings
-from .decoder import NodeLlamaDecoder
+from .nodellama_decoder import NodeLlamaDecoder
 
 GREEDY = SamplingSettings(temperature=0.0)
 LOOKUP_NAME = "node-llama-cpp input lookup"

@@ -54,7 +54,7 @@ from ..._validation import as_float, as_int, as_seed
 from ...errors import PeerVersionError
 from ...sampling_settings import SamplingSettings
 from .._common import checked_prompt_rows, request_seeds
-from .settings_map import sampling_object
+from .worker_sampling import sampling_object
 from .worker import DEFAULT_MODULES, NodeWorker, installed_node_llama_cpp
 
 __all__ = ["SPECULATION", "SUPPORTED_NODE_LLAMA_CPP", "NodeLlamaDecoder"]
