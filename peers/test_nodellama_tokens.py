@@ -19,13 +19,12 @@ n answers fixed, the reached TV in each report):
 Each cell writes its reports' summary to ``.peers/nodellama-token-cells.jsonl``.
 """
 
-import json
 import time
-from pathlib import Path
 
 import pytest
 
 import specdec
+from fixtures.token_cell_log import keep_token_cell
 from fixtures.vllm_subjects import PROMPT
 from specdec import SamplingSettings
 from specdec.adapters.llama_cpp.oracle import LlamaCppOracle
@@ -33,7 +32,6 @@ from specdec.adapters.nodellama import NodeLlamaDecoder
 from specdec.decoding.models import GGUF_FILE, _gguf_dir
 
 pytestmark = [pytest.mark.peers, pytest.mark.slow]
-REPORTS = Path(__file__).resolve().parent.parent / ".peers"
 LENGTH = 4  # tokens per answer, every one tested
 K = 4
 T1 = SamplingSettings(temperature=1.0)
@@ -56,13 +54,7 @@ def gguf() -> str:
 
 
 def _keep(cell: str, kind: str, report) -> None:
-    print(f"\n{report.format()}")
-    REPORTS.mkdir(exist_ok=True)
-    spec = report.speculation or {}
-    with open(REPORTS / "nodellama-token-cells.jsonl", "a") as out:
-        out.write(json.dumps({"cell": cell, "check": kind, "verdict": report.verdict, "reached_tv": report.reached_tv,
-                              "samples": report.samples, "seconds": round(report.seconds, 1),
-                              **{k: spec.get(k) for k in ("drafts", "draft_tokens", "accepted_tokens")}}) + "\n")
+    keep_token_cell("nodellama", cell, kind, report)
 
 
 @pytest.mark.parametrize("cell", list(CELLS))

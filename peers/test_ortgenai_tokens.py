@@ -20,20 +20,18 @@ On this 2-core machine with other jobs: plain and n-gram decoding 50-150 ms a to
 the self draft more: minutes to tens of minutes per cell.
 """
 
-import json
 import time
-from pathlib import Path
 
 import pytest
 
 import specdec
 from fixtures import ortgenai_subjects as subjects
+from fixtures.token_cell_log import keep_token_cell
 from fixtures.vllm_subjects import PROMPT
 from specdec import SamplingSettings
 from specdec.adapters.ortgenai import OrtGenAIOracle
 
 pytestmark = [pytest.mark.peers, pytest.mark.slow]
-REPORTS = Path(__file__).resolve().parent.parent / ".peers"
 LENGTH = 4  # tokens per answer, every one tested
 T1 = SamplingSettings(temperature=1.0)
 TOP_P = SamplingSettings(temperature=0.7, top_p=0.8)
@@ -48,12 +46,7 @@ AB_N = 200  # answers per side of the A/B checks: 520 s for n-gram at T = 1 here
 
 
 def _keep(cell: str, kind: str, report) -> None:
-    print(f"\n{report.format()}")
-    REPORTS.mkdir(exist_ok=True)
-    spec = report.speculation or {}
-    with open(REPORTS / "ortgenai-token-cells.jsonl", "a") as out:
-        out.write(json.dumps({"cell": cell, "check": kind, "verdict": report.verdict, "reached_tv": report.reached_tv,
-                              "samples": report.samples, **{k: spec.get(k) for k in ("drafts", "draft_tokens", "accepted_tokens")}}) + "\n")
+    keep_token_cell("ortgenai", cell, kind, report)
 
 
 @pytest.mark.parametrize("cell", list(CELLS))
