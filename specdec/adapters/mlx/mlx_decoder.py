@@ -41,8 +41,9 @@ EOS: ``ignore_eos=True`` (default) makes it an ordinary token (``generate_step``
 ``stop_token_ids`` of the settings end a row at the first one.  Batch: mlx-lm speculates one sequence at a time
 (``speculative_generate_step`` takes one prompt); rows run one after another in the worker.  Threads: mlx's CPU backend
 has no thread-count setting in 0.32.4 (its matrix products call the reference BLAS bundled in the ``mlx-cpu`` wheel,
-about 0.12 s per position of SmolLM2-135M here); none is offered.  ``reuse_prefill`` (default True): without logits
-processors each prompt's KV cache is computed once per worker and copied into each row (:mod:`.mlx_worker`; the same
+about 0.12 s per position of SmolLM2-135M here); none is offered.  ``reuse_prefill`` (default True): each prompt's KV cache is computed once
+per worker and copied into each row - with a draft model always, without one only when no logits processor reads the
+prefilled tokens (:mod:`.mlx_worker`; the same
 computation, asserted equal to a fresh prefill in :mod:`peers.test_mlx`).
 Versions other than :data:`SUPPORTED_MLX_LM` / :data:`SUPPORTED_MLX` are refused (:class:`specdec.errors.PeerVersionError`),
 by the installed metadata before the worker starts when the worker runs this interpreter, and by the worker's own.
@@ -128,11 +129,15 @@ class MlxDecoder:
         return f"mlx-lm 0.32.2 on mlx 0.32.4 CPU ({self.settings_record.label}; {spec})"
 
     def start(self) -> MlxWorker:
-        """The worker, started on first use (after the version check)."""
+        """The worker, started on first use (after the version check); a decoder of :meth:`with_settings` uses its owner's."""
+        owner = getattr(self, "_owner", None)
+        if owner is not None:
+            self._worker = owner.start()
+            return self._worker
         if self._worker is None:
             if self.check_version and os.path.realpath(self.python) == os.path.realpath(sys.executable):
                 check_versions(_installed())
-            config = {"model": self.model_dir, "num_draft_tokens": self.num_draft_tokens, "reuse_prefill": self.reuse_prefill,
+            config = {"model": self.model_dir, "num_draft_tokens": self.num_draft_tokens,
                       "draft_model": self.draft_model_dir if self.speculation == "draft_model" else None}
             self._worker = MlxWorker(config, python=self.python)
             ready = self._worker.ready
@@ -156,6 +161,7 @@ class MlxDecoder:
             return []
         answer = worker.request({"prompts": rows, "seeds": request_seeds(seed, len(rows)), "max_new_tokens": max_new_tokens,
                                  "stop": list(self.settings_record.stop_token_ids), "stop_at_eos": not self.ignore_eos,
+                                 "reuse_prefill": bool(self.reuse_prefill),
                                  **self._request})
         out = [[int(t) for t in row] for row in answer["tokens"]]
         if len(out) != len(rows):
@@ -165,6 +171,22 @@ class MlxDecoder:
         for key in self._counts:
             self._counts[key] += int(answer["counts"][key])
         return out
+
+    def with_settings(self, settings: SamplingSettings, name: str | None = None) -> "MlxDecoder":
+        """A decoder under ``settings`` that shares this one's worker (the same models; settings travel with each
+        request, and every row reseeds mlx's generator, so the two decoders' rows do not depend on each other).  It
+        has its own counters; closing it leaves the worker to this decoder."""
+        other = MlxDecoder.__new__(MlxDecoder)
+        other.__dict__.update(self.__dict__)
+        other.settings_record = settings
+        other._request = request_settings(settings, self.context_size)
+        other.name = name or f"{self.name} ({settings.label})"
+        other._counts = {key: 0 for key in self._counts}
+        other._drafted, other._kept = [], []
+        other._worker = self.start()
+        other.eos_token_ids, other.vocab = self.eos_token_ids, self.vocab
+        other._owner = self
+        return other
 
     def speculation_counts(self) -> dict | None:
         """Cumulative counts since the decoder was built (module docstring); None for the control."""
@@ -181,7 +203,8 @@ class MlxDecoder:
     def close(self) -> None:
         """Stop the worker (by its pid if it does not exit); a later call starts a new one."""
         if self._worker is not None:
-            self._worker.close()
+            if getattr(self, "_owner", None) is None:
+                self._worker.close()
             self._worker = None
 
     def __enter__(self) -> "MlxDecoder":

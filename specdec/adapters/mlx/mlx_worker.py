@@ -6,12 +6,13 @@ request line ``{"prompts", "seeds", "max_new_tokens", "sampler", "processors", "
 line ``{"tokens", "drafted", "kept", "counts"}`` (or ``{"error": ...}``).  Each row: ``mx.random.seed(seed)``, a fresh
 sampler and fresh logits processors (``mlx_lm.sample_utils.make_sampler`` / ``make_logits_processors``), then
 ``mlx_lm.generate.speculative_generate_step`` (with a draft model) or ``generate_step`` (without), read token by token
-until ``max_new_tokens`` or a stop token (kept in the row).  ``reuse_prefill`` (config, default true): without logits
+until ``max_new_tokens`` or a stop token (kept in the row).  ``reuse_prefill`` (request, default true): without logits
 processors, a prompt's KV cache (prompt[:-1] through the model in one call, as the engines' own prefill) is computed
 once and each row starts from a copy of it with the last prompt token (``prompt_cache=``, mlx-lm's own argument):
 the same computation, done once - on mlx's CPU build a position costs about 0.12 s (its wheel bundles the reference
-BLAS), so an 18-token prompt's prefill is 2 s per row otherwise.  With processors every row is prefilled
-(``generate_step`` adds the prefilled tokens to their history).  mlx's random state is global to the process: rows run one
+BLAS), so an 18-token prompt's prefill is 2 s per row otherwise.  Without a draft model and with processors every row
+is prefilled (``generate_step`` adds the prefilled tokens to their history; ``speculative_generate_step``'s ``_prefill``
+adds nothing, so there the copy is the same computation with processors too).  mlx's random state is global to the process: rows run one
 after another, and no other caller shares the process.
 
 Per speculative step (mlx-lm 0.32.2 ``speculative_generate_step``: ``num_draft = min(max_tokens - ntoks,
@@ -78,10 +79,10 @@ def _row(gen_step, spec_step, model, draft, mx, prompt, seed, request, make_samp
     if n == 0:
         return tokens, drafted, kept, counts
     cache = None
-    if prefills is not None and processors is None and 1 < len(prompt) <= PREFILL_REUSE_MAX:
+    if prefills is not None and (processors is None or draft is not None) and 1 < len(prompt) <= PREFILL_REUSE_MAX:
         # the prompt's KV cache, computed once per prompt and copied: prompt[:-1] through the model as the engine's own
-        # prefill does (one chunk), then the engine runs on the last token alone.  Only without logits processors:
-        # generate_step adds the prefilled tokens to the processors' history.
+        # prefill does (one chunk), then the engine runs on the last token alone.  Not for generate_step with logits
+        # processors: it adds the prefilled tokens to their history (speculative_generate_step's _prefill does not).
         key = tuple(prompt)
         if key not in prefills:
             prefills[key] = [_prefill(model, prompt[:-1], mx)] + ([] if draft is None else [_prefill(draft, prompt[:-1], mx)])
@@ -134,7 +135,7 @@ def main(argv):
     k = int(config.get("num_draft_tokens") or 0)
     vocab = int(model.args.vocab_size)
     eos = sorted(int(t) for t in tokenizer.eos_token_ids)
-    prefills = {} if config.get("reuse_prefill", True) else None
+    prefills = {}
     ready = {"ready": True, "versions": _versions(), "device": str(mx.default_device()), "vocab": vocab, "eos": eos,
              "same_draft": draft is model, "rope_theta": float(getattr(model.args, "rope_theta", 0.0))}
     out = sys.stdout
@@ -155,7 +156,8 @@ def main(argv):
             answer = {"tokens": [], "drafted": [], "kept": [], "counts": {"drafts": 0, "draft_tokens": 0, "accepted_tokens": 0}}
             for prompt, seed in zip(request["prompts"], request["seeds"]):
                 tokens, drafted, kept, counts = _row(generate_step, speculative_generate_step, model, draft, mx, prompt, seed,
-                                                     request, make_sampler, make_logits_processors, k, prefills)
+                                                     request, make_sampler, make_logits_processors, k,
+                                                     prefills if request.get("reuse_prefill", True) else None)
                 answer["tokens"].append(tokens)
                 answer["drafted"].append(drafted)
                 answer["kept"].append(kept)
