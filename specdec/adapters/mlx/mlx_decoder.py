@@ -94,7 +94,10 @@ class MlxDecoder:
         self.settings_record = SamplingSettings() if settings is None else settings
         self.context_size = as_int("context_size", context_size, minimum=1)
         self._request = request_settings(self.settings_record, self.context_size)  # refuses by name before any process
-        self.num_draft_tokens = as_int("num_draft_tokens", num_draft_tokens, minimum=1)
+        k = as_int("num_draft_tokens", num_draft_tokens, minimum=1)
+        # 0 without a draft model: the per-token check then reads no drafted/undrafted strata from last_drafted()
+        # (specdec.conformance.streams.tokens: a DraftMarker with num_draft_tokens 0 marks nothing)
+        self.num_draft_tokens = k if speculation is not None else 0
         if not isinstance(ignore_eos, bool):
             raise TypeError(f"ignore_eos must be a bool, got {type(ignore_eos).__name__} {ignore_eos!r}")
         self.ignore_eos = ignore_eos
