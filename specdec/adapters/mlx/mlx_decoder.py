@@ -164,7 +164,7 @@ class MlxDecoder:
             return []
         answer = worker.request({"prompts": rows, "seeds": request_seeds(seed, len(rows)), "max_new_tokens": max_new_tokens,
                                  "stop": list(self.settings_record.stop_token_ids), "stop_at_eos": not self.ignore_eos,
-                                 "reuse_prefill": bool(self.reuse_prefill),
+                                 "reuse_prefill": bool(self.reuse_prefill), "num_draft_tokens": self.num_draft_tokens,
                                  **self._request})
         out = [[int(t) for t in row] for row in answer["tokens"]]
         if len(out) != len(rows):
@@ -175,12 +175,16 @@ class MlxDecoder:
             self._counts[key] += int(answer["counts"][key])
         return out
 
-    def with_settings(self, settings: SamplingSettings, name: str | None = None) -> "MlxDecoder":
-        """A decoder under ``settings`` that shares this one's worker (the same models; settings travel with each
-        request, and every row reseeds mlx's generator, so the two decoders' rows do not depend on each other).  It
-        has its own counters; closing it leaves the worker to this decoder."""
+    def with_settings(self, settings: SamplingSettings, name: str | None = None,
+                      num_draft_tokens: int | None = None) -> "MlxDecoder":
+        """A decoder under ``settings`` (and ``num_draft_tokens``, with a draft model) that shares this one's worker (the
+        same models; settings and K travel with each request, and every row reseeds mlx's generator, so the two
+        decoders' rows do not depend on each other).  It has its own counters; closing it leaves the worker to this
+        decoder."""
         other = MlxDecoder.__new__(MlxDecoder)
         other.__dict__.update(self.__dict__)
+        if num_draft_tokens is not None and self.speculation is not None:
+            other.num_draft_tokens = as_int("num_draft_tokens", num_draft_tokens, minimum=1)
         other.settings_record = settings
         other._request = request_settings(settings, self.context_size)
         other.name = name or f"{self.name} ({settings.label})"

@@ -2,7 +2,8 @@
 
 It imports neither specdec nor torch.  On start it loads the model (and the draft model) with ``mlx_lm.load`` and writes
 one line ``{"ready": true, "mlx": ..., "mlx_lm": ..., "device": ..., "vocab": ..., "eos": [...]}``; then, for each
-request line ``{"prompts", "seeds", "max_new_tokens", "sampler", "processors", "stop", "stop_at_eos"}`` it answers one
+request line ``{"prompts", "seeds", "max_new_tokens", "sampler", "processors", "stop", "stop_at_eos"}`` (and
+``num_draft_tokens``, the config's when absent) it answers one
 line ``{"tokens", "drafted", "kept", "counts"}`` (or ``{"error": ...}``).  Each row: ``mx.random.seed(seed)``, a fresh
 sampler and fresh logits processors (``mlx_lm.sample_utils.make_sampler`` / ``make_logits_processors``), then
 ``mlx_lm.generate.speculative_generate_step`` (with a draft model) or ``generate_step`` (without), read token by token
@@ -156,7 +157,8 @@ def main(argv):
             answer = {"tokens": [], "drafted": [], "kept": [], "counts": {"drafts": 0, "draft_tokens": 0, "accepted_tokens": 0}}
             for prompt, seed in zip(request["prompts"], request["seeds"]):
                 tokens, drafted, kept, counts = _row(generate_step, speculative_generate_step, model, draft, mx, prompt, seed,
-                                                     request, make_sampler, make_logits_processors, k,
+                                                     request, make_sampler, make_logits_processors,
+                                                     int(request.get("num_draft_tokens") or k),
                                                      prefills if request.get("reuse_prefill", True) else None)
                 answer["tokens"].append(tokens)
                 answer["drafted"].append(drafted)
