@@ -5,8 +5,8 @@ mlx's CPU wheel computes about 0.12-0.25 s per token position of SmolLM2-135M on
 reference BLAS), so n stays in the hundreds; each report states the TV it reached.  The draft model is the target's own
 weights, K = 4 (:mod:`peers.test_mlx`).
 
-* A/B (``specdec.check_ab``, the " cat"/" dog" prompt, 2 tokens): the engine without speculation against itself (two
-  seed ranges: the control of the A/B checks), the draft model against none at T = 1 and at T = 0.7 with top-p 0.8.
+* A/B (``specdec.check_ab``, the " cat"/" dog" prompt, 2 tokens, T = 0.7 with top-p 0.8: four outcomes): the engine
+  without speculation against itself (two seed ranges: the control of the A/B checks), and the draft model against none.
   Expected PASS (the adapter's docstring: the target draws at every position and drafts are kept while equal).
 * per token (``specdec.check_tokens``, control first, then the speculative engine with K = 2; 4 tokens per answer, every
   one tested; n = 100 answers a check):
@@ -22,7 +22,7 @@ weights, K = 4 (:mod:`peers.test_mlx`).
 Each per-token cell writes its reports' summary to ``.peers/mlx-token-cells.jsonl``.  Measured 2026-11-27 (shared
 machine): T = 0.7 top-p 0.8 - control PASS at TV 0.24 (452 s), draft model PASS at TV 0.24 (520 s; 397 drafts, 226
 kept); repetition 1.5 - control PASS at TV 0.40 (394 s), draft model FAIL at the first token after 40 answers (p =
-1.4e-20, 191 s); T = 1 vs transformers at n = 160 with K = 4: control PASS at TV 0.27 (268 s) (the subject's run is
+1.4e-20, 191 s); A/B none vs none PASS at TV 0.62 (237 s), draft model vs none PASS at TV 0.62 (257 s); T = 1 vs transformers at n = 160 with K = 4: control PASS at TV 0.27 (268 s) (the subject's run is
 the one K_TOKENS' comment describes).
 """
 
@@ -42,7 +42,6 @@ T1 = SamplingSettings(temperature=1.0)
 NUCLEUS = SamplingSettings(temperature=0.7, top_p=0.8)
 PENALTY = SamplingSettings(temperature=0.7, top_p=0.8, repetition_penalty=1.5)
 SHORT = PROMPT[-8:]
-N_AB = 150  # answers per side at T = 1 (2 tokens: dozens of outcomes)
 N_NUCLEUS = 120  # answers per side at T = 0.7, top-p 0.8 (four outcomes)
 LENGTH = 4  # tokens per answer in the per-token cells, every one tested
 K_TOKENS = 2  # drafts per step in the per-token cells: with K = 4 and 4 tokens every position is drafted (no bonus token
@@ -73,23 +72,19 @@ def ab(subject, reference, n, seed, budget, name, prompts=(PROMPT,)):
 
 
 def test_the_control_is_the_engine_against_itself(plain, specdec_budget):
-    other = plain.with_settings(T1, name="mlx-lm plain (second seed range)")
-    report = ab(plain, other, N_AB, 5, specdec_budget, "mlx-lm none vs none (control), T=1")
+    # at T = 0.7, top-p 0.8: the two tokens after the cat/dog prompt have four outcomes.  At T = 1 they take dozens, and
+    # n = 150 a side reached no TV below 1 (INCONCLUSIVE, 274 s, 2026-11-27): the per-token cells are the T = 1 checks
+    one, two = plain.with_settings(NUCLEUS), plain.with_settings(NUCLEUS, name="mlx-lm plain (second seed range)")
+    report = ab(one, two, N_NUCLEUS, 5, specdec_budget, "mlx-lm none vs none (control), T=0.7 top-p 0.8")
     assert report.verdict == "PASS", report.format()
-
-
-def test_the_draft_model_keeps_the_law_at_t1(plain, drafted, specdec_budget):
-    report = ab(drafted, plain, N_AB, 6, specdec_budget, f"mlx-lm draft model K={K} vs none, T=1")
-    assert report.verdict == "PASS", report.format()
-    spec = report.speculation
-    assert spec["drafts"] >= N_AB and 0 < spec["accepted_tokens"] < spec["draft_tokens"], spec
 
 
 def test_the_draft_model_keeps_the_law_at_t07_top_p(plain, drafted, specdec_budget):
     report = ab(drafted.with_settings(NUCLEUS), plain.with_settings(NUCLEUS), N_NUCLEUS, 7, specdec_budget,
                 f"mlx-lm draft model K={K} vs none, T=0.7 top-p 0.8")
     assert report.verdict == "PASS", report.format()
-    assert report.reached_tv < 0.8
+    spec = report.speculation
+    assert spec["drafts"] >= N_NUCLEUS and 0 < spec["accepted_tokens"] < spec["draft_tokens"], spec
 
 
 def _hf_oracle(settings):
