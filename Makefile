@@ -227,13 +227,14 @@ peers-slow: $(PEERS_VENV)/.installed $(LLAMA_VENV)/.installed $(LLAMA_SERVER)
 	HF_HUB_OFFLINE=1 $(LLAMA_PY) -m pytest -m peers peers/test_llama_server.py -p no:randomly --specdec-alpha $(PEERS_ALPHA) -s
 	$(MAKE) --no-print-directory peers-llama_speculative peers-slow-engines
 
-# issue 39's engines, their checks marked slow (make peers runs their slices)
+# issue 39's engines, their checks marked slow (make peers runs their slices; mlx-lm's slice too, about 3 minutes: here only)
 peers-slow-engines: $(OPENVINO_VENV)/.installed $(ORTGENAI_VENV)/.installed $(ORTGENAI_MODELS)/.exported $(MISTRALRS_VENV)/.installed \
-		$(LLAMA_VENV)/.installed $(NODELLAMA_DIR)/.installed
+		$(LLAMA_VENV)/.installed $(NODELLAMA_DIR)/.installed $(MLX_VENV)/.installed
 	HF_HUB_OFFLINE=1 $(OPENVINO_PY) -m pytest -m "peers and slow" $(wildcard peers/test_openvino*.py) -p no:randomly --specdec-alpha $(PEERS_ALPHA) -s
 	HF_HUB_OFFLINE=1 $(ORTGENAI_PY) -m pytest -m "peers and slow" $(wildcard peers/test_ortgenai*.py) -p no:randomly --specdec-alpha $(PEERS_ALPHA) -s
 	HF_HUB_OFFLINE=1 $(MISTRALRS_PY) -m pytest -m "peers and slow" $(wildcard peers/test_mistralrs*.py) -p no:randomly --specdec-alpha $(PEERS_ALPHA) -s
 	HF_HUB_OFFLINE=1 $(LLAMA_PY) -m pytest -m "peers and slow" $(wildcard peers/test_nodellama*.py) -p no:randomly --specdec-alpha $(PEERS_ALPHA) -s
+	HF_HUB_OFFLINE=1 $(MLX_PY) -m pytest -m peers $(wildcard peers/test_mlx*.py) -p no:randomly --specdec-alpha $(PEERS_ALPHA) -s
 
 # The conformance matrix (issue 30, about 5-6 hours on 2 cores): every engine x speculation method x sampling setting of
 # scripts/matrix/settings.py, speculation on vs off (check_ab); cells an engine or adapter refuses are listed as
