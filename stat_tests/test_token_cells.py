@@ -116,3 +116,34 @@ def test_refusals_name_who_refused():
 
     cell = run_token_cell("e", "m", "s", SETTINGS, refusing_engine, refusing_oracle, prompts=[PROMPT], length=2, tv=0.1, seed=0)
     assert cell.verdict == "REFUSED" and cell.detail.startswith("by the adapter:") and "min_p" in cell.detail
+
+
+def test_a_subject_that_refuses_or_fails_one_token_ends_its_cell_before_the_control():
+    from specdec.errors import EngineRefusal, ServerRequestError
+
+    target = tiny_pair(0, vocab_size=8)[0]
+    reference = HFGenerateDecoder(target, settings=SETTINGS)
+    asked = []
+
+    def reference_counted(prompts, max_new_tokens, seed):  # the control would call the engine without speculation
+        asked.append(len(prompts))
+        return reference(prompts, max_new_tokens, seed)
+
+    def oracle_of(settings):
+        return HFSettingsOracle(target, settings)
+
+    def failing(error):
+        def subject(prompts, max_new_tokens, seed):
+            raise error
+        return lambda settings: (subject, reference_counted)
+
+    cases = [(ServerRequestError("request 1: HTTP 400 Bad Request: 'logit_bias not yet supported'"), "REFUSED",
+              "by the engine: HTTP 400 Bad Request: 'logit_bias not yet supported'"),
+             (EngineRefusal("an engine", "no min_p with speculation"), "REFUSED", "by the engine: (an engine): no min_p"),
+             (UnsupportedSetting("an adapter", "bad_words", [[1]], "not mapped"), "REFUSED", "by the adapter:"),
+             (RuntimeError("engine core died\ntraceback"), "ERROR",
+              "one token asked of the subject before its control: RuntimeError: engine core died")]
+    for error, verdict, detail in cases:
+        cell = run_token_cell("e", "m", "s", SETTINGS, failing(error), oracle_of, prompts=[PROMPT], length=2, tv=0.1, seed=0)
+        assert (cell.verdict, cell.detail[:len(detail)]) == (verdict, detail), (error, cell)
+    assert asked == [], f"the control ran {len(asked)} calls for a subject that could not answer one token"

@@ -21,7 +21,7 @@ from typing import Callable
 from ..errors import ENGINE_REFUSED
 from ..sampling_settings import SamplingSettings, UnsupportedSetting
 
-__all__ = ["Cell", "cell_verdict", "markdown_table", "merge_cells", "read_cells", "run_cell", "write_cells"]
+__all__ = ["Cell", "cell_verdict", "engine_refusal", "markdown_table", "merge_cells", "read_cells", "run_cell", "write_cells"]
 
 DETAIL_CHARS = 160  # characters of a refusal's or error's message kept in a cell
 
@@ -50,18 +50,27 @@ def cell_verdict(report) -> tuple[str, str]:
     an ERROR whose subject answered HTTP 400, or raised :class:`specdec.errors.EngineRefusal`, is the engine's refusal."""
     if report.verdict == "ERROR":
         message = str((report.error or {}).get("message", ""))
-        first = message.strip().splitlines()[0] if message.strip() else ""
-        if "HTTP 400" in message:  # the server's own words: what follows the status in the request's error
-            return "REFUSED", "by the engine: " + _short(message[message.index("HTTP 400"):].splitlines()[0])
-        if ENGINE_REFUSED in message:  # an in-process engine's own words (specdec.errors.EngineRefusal)
-            return "REFUSED", "by the engine: " + _short(message[message.index(ENGINE_REFUSED) + len(ENGINE_REFUSED):].lstrip(" :"))
-        return "ERROR", _short(first)
+        refusal = engine_refusal(message)
+        if refusal is not None:
+            return "REFUSED", refusal
+        return "ERROR", _short(message.strip().splitlines()[0] if message.strip() else "")
     if report.verdict == "FAIL":
         failed = [c for c in report.checks if not c.passed]
         where = (failed[0].location or failed[0].name) if failed else ""  # a stratum's check has a name, not a location
         p = failed[0].pvalue if failed else None
         return "FAIL", _short(getattr(report, "detail", "") or f"{where}" + (f", p = {p:.2g}" if p is not None else ""))
     return report.verdict, _short(getattr(report, "detail", ""))
+
+
+def engine_refusal(message: str) -> str | None:
+    """The detail of a REFUSED cell ("by the engine: ...") when an error's ``message`` is the engine refusing the
+    request's settings - a server's HTTP 400 (what follows the status) or :class:`specdec.errors.EngineRefusal` (an
+    in-process engine's own words) - else None."""
+    if "HTTP 400" in message:
+        return "by the engine: " + _short(message[message.index("HTTP 400"):].splitlines()[0])
+    if ENGINE_REFUSED in message:
+        return "by the engine: " + _short(message[message.index(ENGINE_REFUSED) + len(ENGINE_REFUSED):].lstrip(" :"))
+    return None
 
 
 def run_cell(engine: str, method: str, setting: str, settings: SamplingSettings,

@@ -14,8 +14,11 @@
 
 The cell's verdict: the control's when it did not PASS; else FAIL when either check of the subject failed, else
 the per-token verdict (its reached TV is the cell's).  An :class:`~specdec.sampling_settings.UnsupportedSetting`
-from the engine's adapter or from the oracle is ``REFUSED``, naming which refused.  The oracle's floor goes into
-the cell, so every table states it.
+from the engine's adapter or from the oracle is ``REFUSED``, naming which refused.  Before the control, the subject
+is asked for one token of the first prompt: an engine that refuses the setting (a server's HTTP 400,
+:class:`specdec.errors.EngineRefusal`) makes the cell ``REFUSED`` by the engine at once (vLLM 0.32's n-gram server
+refused a logit bias only after a 7-minute control), a subject that fails otherwise ``ERROR`` with the failure's
+first line.  The oracle's floor goes into the cell, so every table states it.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ import time
 from typing import Callable
 
 from ..sampling_settings import SamplingSettings, UnsupportedSetting
-from .matrix import Cell, _short, cell_verdict
+from .matrix import Cell, _short, cell_verdict, engine_refusal
 
 __all__ = ["run_token_cell", "token_counts", "token_table"]
 
@@ -62,6 +65,10 @@ def run_token_cell(engine: str, method: str, setting: str, settings: SamplingSet
         oracle = oracle_of(settings)
     except UnsupportedSetting as refused:
         return Cell(engine, method, setting, settings.label, "REFUSED", detail=_short(f"by the oracle: {refused}"))
+    asked = _ask_subject(subject, prompts[0], seed)
+    if asked is not None:
+        verdict, detail = asked
+        return Cell(engine, method, setting, settings.label, verdict, seconds=time.perf_counter() - started, detail=detail)
     floor = float(getattr(oracle, "floor", 0.0))
     common = dict(length=length, eos_token_id=eos_token_id, rows_per_call=rows_per_call, tv=tv, budget=budget, **run_args)
     name = f"{engine}, {method}, {setting}"
@@ -95,6 +102,23 @@ def run_token_cell(engine: str, method: str, setting: str, settings: SamplingSet
     spec = tokens.speculation or {}
     return Cell(engine, method, setting, settings.label, verdict, tokens.reached_tv, tokens.samples, spec.get("drafts"),
                 spec.get("draft_tokens"), spec.get("accepted_tokens"), time.perf_counter() - started, detail, extra)
+
+
+def _ask_subject(subject, prompt, seed: int) -> tuple[str, str] | None:
+    """(verdict, detail) when ``subject`` cannot answer one token of ``prompt`` (module docstring): ``REFUSED`` by the
+    engine, or ``ERROR`` with the failure's first line (a crashing subject is not worth its control's minutes); None
+    when it answers."""
+    try:
+        subject([list(prompt)], 1, seed)
+    except UnsupportedSetting as refused:
+        return "REFUSED", _short(f"by the adapter: {refused}")
+    except Exception as error:  # noqa: BLE001 - every failure becomes the cell's verdict, named
+        message = f"{type(error).__name__}: {error}"
+        refusal = engine_refusal(message)
+        if refusal is not None:
+            return "REFUSED", refusal
+        return "ERROR", _short("one token asked of the subject before its control: " + message.strip().splitlines()[0])
+    return None
 
 
 def _keep(keep, kind: str, report) -> None:
