@@ -118,7 +118,7 @@ def test_refusals_name_who_refused():
     assert cell.verdict == "REFUSED" and cell.detail.startswith("by the adapter:") and "min_p" in cell.detail
 
 
-def test_a_subject_that_refuses_or_fails_one_token_ends_its_cell_before_the_control():
+def test_a_subject_that_refuses_or_fails_one_answer_ends_its_cell_before_the_control():
     from specdec.errors import EngineRefusal, ServerRequestError
 
     target = tiny_pair(0, vocab_size=8)[0]
@@ -137,12 +137,22 @@ def test_a_subject_that_refuses_or_fails_one_token_ends_its_cell_before_the_cont
             raise error
         return lambda settings: (subject, reference_counted)
 
+    lengths = []
+
+    def answering(settings):  # the ask is as long as the checks' answers (vLLM refuses min_tokens 2 at max_tokens 1)
+        def subject(prompts, max_new_tokens, seed):
+            lengths.append(max_new_tokens)
+            raise RuntimeError("asked")
+        return subject, reference_counted
+
+    cell = run_token_cell("e", "m", "s", SETTINGS, answering, oracle_of, prompts=[PROMPT], length=2, tv=0.1, seed=0)
+    assert lengths == [2] and cell.verdict == "ERROR" and cell.detail.endswith("RuntimeError: asked"), (lengths, cell)
     cases = [(ServerRequestError("request 1: HTTP 400 Bad Request: 'logit_bias not yet supported'"), "REFUSED",
               "by the engine: HTTP 400 Bad Request: 'logit_bias not yet supported'"),
              (EngineRefusal("an engine", "no min_p with speculation"), "REFUSED", "by the engine: (an engine): no min_p"),
              (UnsupportedSetting("an adapter", "bad_words", [[1]], "not mapped"), "REFUSED", "by the adapter:"),
              (RuntimeError("engine core died\ntraceback"), "ERROR",
-              "one token asked of the subject before its control: RuntimeError: engine core died")]
+              "one answer asked of the subject before its control: RuntimeError: engine core died")]
     for error, verdict, detail in cases:
         cell = run_token_cell("e", "m", "s", SETTINGS, failing(error), oracle_of, prompts=[PROMPT], length=2, tv=0.1, seed=0)
         assert (cell.verdict, cell.detail[:len(detail)]) == (verdict, detail), (error, cell)

@@ -15,10 +15,10 @@
 The cell's verdict: the control's when it did not PASS; else FAIL when either check of the subject failed, else
 the per-token verdict (its reached TV is the cell's).  An :class:`~specdec.sampling_settings.UnsupportedSetting`
 from the engine's adapter or from the oracle is ``REFUSED``, naming which refused.  Before the control, the subject
-is asked for one token of the first prompt: an engine that refuses the setting (a server's HTTP 400,
-:class:`specdec.errors.EngineRefusal`) makes the cell ``REFUSED`` by the engine at once (vLLM 0.32's n-gram server
-refused a logit bias only after a 7-minute control), a subject that fails otherwise ``ERROR`` with the failure's
-first line.  The oracle's floor goes into the cell, so every table states it.
+is asked for one answer to the first prompt, as long as the checks' answers: an engine that refuses the setting (a
+server's HTTP 400, :class:`specdec.errors.EngineRefusal`) makes the cell ``REFUSED`` by the engine at once (vLLM
+0.32's n-gram server refused a logit bias only after a 7-minute control), a subject that fails otherwise ``ERROR``
+with the failure's first line.  The oracle's floor goes into the cell, so every table states it.
 """
 
 from __future__ import annotations
@@ -65,7 +65,7 @@ def run_token_cell(engine: str, method: str, setting: str, settings: SamplingSet
         oracle = oracle_of(settings)
     except UnsupportedSetting as refused:
         return Cell(engine, method, setting, settings.label, "REFUSED", detail=_short(f"by the oracle: {refused}"))
-    asked = _ask_subject(subject, prompts[0], seed)
+    asked = _ask_subject(subject, prompts[0], length, seed)
     if asked is not None:
         verdict, detail = asked
         return Cell(engine, method, setting, settings.label, verdict, seconds=time.perf_counter() - started, detail=detail)
@@ -104,12 +104,13 @@ def run_token_cell(engine: str, method: str, setting: str, settings: SamplingSet
                 spec.get("draft_tokens"), spec.get("accepted_tokens"), time.perf_counter() - started, detail, extra)
 
 
-def _ask_subject(subject, prompt, seed: int) -> tuple[str, str] | None:
-    """(verdict, detail) when ``subject`` cannot answer one token of ``prompt`` (module docstring): ``REFUSED`` by the
-    engine, or ``ERROR`` with the failure's first line (a crashing subject is not worth its control's minutes); None
-    when it answers."""
+def _ask_subject(subject, prompt, length: int, seed: int) -> tuple[str, str] | None:
+    """(verdict, detail) when ``subject`` cannot answer one answer of ``length`` tokens to ``prompt`` (module
+    docstring): ``REFUSED`` by the engine, or ``ERROR`` with the failure's first line (a crashing subject is not worth
+    its control's minutes); None when it answers.  The checks' own length: a shorter ask can be refused for itself (a
+    minimum of 2 new tokens with ``max_tokens`` 1: vLLM's HTTP 400)."""
     try:
-        subject([list(prompt)], 1, seed)
+        subject([list(prompt)], length, seed)
     except UnsupportedSetting as refused:
         return "REFUSED", _short(f"by the adapter: {refused}")
     except Exception as error:  # noqa: BLE001 - every failure becomes the cell's verdict, named
@@ -117,7 +118,7 @@ def _ask_subject(subject, prompt, seed: int) -> tuple[str, str] | None:
         refusal = engine_refusal(message)
         if refusal is not None:
             return "REFUSED", refusal
-        return "ERROR", _short("one token asked of the subject before its control: " + message.strip().splitlines()[0])
+        return "ERROR", _short("one answer asked of the subject before its control: " + message.strip().splitlines()[0])
     return None
 
 
