@@ -10,7 +10,7 @@ Each Runner runs in a child process of its own (:class:`MistralRsProcessDecoder`
 panics when the other answers between its requests, and its requests grow slower with each it served, so the
 speculative child is replaced every ``PER_PROCESS`` requests.  A fresh child replays the engine's one RNG stream, which
 would make the rows of a *sampling* engine repeat with that period; so each test also asserts that every row of every
-child that answered several (``ROWS_PER_CALL`` = ``PER_PROCESS``: a child per call) is the greedy answer (one child's rows
+child that answered several (a child answers ``PER_PROCESS`` rows at a time: :class:`Recorder`) is the greedy answer (one child's rows
 are distinct draws of one stream: for a sampler, 8 greedy answers in a row on the story prompt have probability about
 0.1 ** 8).
 
@@ -45,20 +45,35 @@ def gguf() -> str:
 
 
 class Recorder:
-    """A decoder that records each row with the number of the child that answered it (the replay guard)."""
+    """A decoder that records each row with the number of the child that answered it (the replay guard).
 
-    def __init__(self, decoder: MistralRsProcessDecoder) -> None:
-        self.decoder, self.rows = decoder, []
+    ``batch_length``: for rows of this many tokens, the child is asked for ``PER_PROCESS`` rows of the prompt at once
+    and they are handed out in order (check_tokens asks 2 rows a call, which would give a child - and a replay of the
+    stream - per 2 rows): the rows are the engine's successive answers, as a child living across calls would give."""
+
+    def __init__(self, decoder: MistralRsProcessDecoder, batch_length: int | None = None) -> None:
+        self.decoder, self.rows, self.batch_length, self._held = decoder, [], batch_length, {}
         self.name, self.settings, self.seeds_honoured = decoder.name, decoder.settings, False
 
     @property
     def eos_token_ids(self):
         return self.decoder.eos_token_ids
 
-    def __call__(self, prompts, max_new_tokens, seed):
+    def _ask(self, prompts, max_new_tokens, seed):
         before = self.decoder.processes_started
         out = self.decoder(prompts, max_new_tokens, seed)  # a child per PER_PROCESS rows of the call, in order
         self.rows += [(before + 1 + i // PER_PROCESS, row) for i, row in enumerate(out)]
+        return out
+
+    def __call__(self, prompts, max_new_tokens, seed):
+        if max_new_tokens != self.batch_length:
+            return self._ask(prompts, max_new_tokens, seed)
+        out = []
+        for prompt in prompts:
+            held = self._held.setdefault(tuple(prompt), [])
+            if not held:
+                held += self._ask([list(prompt)] * PER_PROCESS, max_new_tokens, seed)
+            out.append(held.pop(0))
         return out
 
 
@@ -73,9 +88,9 @@ def greedy(plain):
     return plain.with_settings(specdec.SamplingSettings(temperature=0.0))([STORY], LENGTH, 0)[0]
 
 
-def spec_decoder() -> Recorder:
+def spec_decoder(batch_length: int | None = None) -> Recorder:
     return Recorder(MistralRsProcessDecoder(gguf(), settings=T1, gamma=GAMMA, requests_per_process=PER_PROCESS,
-                                            name=f"mistral.rs 0.6.0, draft model (= target) gamma={GAMMA}, T=1"))
+                                            name=f"mistral.rs 0.6.0, draft model (= target) gamma={GAMMA}, T=1"), batch_length)
 
 
 def assert_children_greedy(subject: Recorder, greedy: list[int]) -> None:
@@ -100,7 +115,7 @@ def test_per_token_the_control_passes_and_the_draft_model_fails(plain, greedy, s
     from fixtures.models import smollm2
     from specdec.adapters.hf_oracle import HFSettingsOracle
 
-    subject = spec_decoder()
+    subject = spec_decoder(batch_length=LENGTH)
     started = time.perf_counter()
     try:
         cell = run_token_cell("mistral.rs 0.6.0", f"draft model gamma={GAMMA}", "T=1", T1,
