@@ -72,6 +72,19 @@ def _build_runner(runner_class, which, **args):
         return runner_class(which=which, token_source="none", prefix_cache_n=0, jinja_explicit=template, **args)
 
 
+
+def call_rows(prompts, max_new_tokens, seed) -> tuple[list[list[int]], int]:
+    """A Decoder call's (prompt rows, max_new_tokens), validated; ``seed`` is checked, then ignored (0.6.0 takes no
+    seed on CPU: module docstring).  Shared by :class:`MistralRsDecoder` and the process decoder."""
+    max_new_tokens = as_int("max_new_tokens", max_new_tokens, minimum=0)
+    as_seed(seed)
+    if isinstance(prompts, (str, bytes)) or not hasattr(prompts, "__iter__"):
+        raise TypeError(f"prompts must be a list of token-id lists, got {type(prompts).__name__}")
+    rows = [[as_int(f"prompts[{i}][{j}]", t, minimum=0) for j, t in enumerate(p)] for i, p in enumerate(prompts)]
+    if any(not row for row in rows):
+        raise ValueError("every prompt needs at least one token")
+    return rows, max_new_tokens
+
 class MistralRsDecoder:
     """A ``mistralrs.Runner`` on a GGUF file as a :class:`specdec.protocols.Decoder` (module docstring).
 
@@ -162,13 +175,7 @@ class MistralRsDecoder:
         return other
 
     def __call__(self, prompts, max_new_tokens: int, seed: int) -> list[list[int]]:
-        max_new_tokens = as_int("max_new_tokens", max_new_tokens, minimum=0)
-        as_seed(seed)  # checked, then ignored (module docstring)
-        if isinstance(prompts, (str, bytes)) or not hasattr(prompts, "__iter__"):
-            raise TypeError(f"prompts must be a list of token-id lists, got {type(prompts).__name__}")
-        rows = [[as_int(f"prompts[{i}][{j}]", t, minimum=0) for j, t in enumerate(p)] for i, p in enumerate(prompts)]
-        if any(not row for row in rows):
-            raise ValueError("every prompt needs at least one token")
+        rows, max_new_tokens = call_rows(prompts, max_new_tokens, seed)
         if not max_new_tokens:
             return [[] for _ in rows]
         runner = self.runner

@@ -34,10 +34,10 @@ import os
 import sys
 from pathlib import Path
 
-from ..._validation import as_int, as_seed
+from ..._validation import as_int
 from ...sampling_settings import SamplingSettings
 from ..json_lines_worker import JsonLinesWorker
-from .mistralrs_decoder import MistralRsDecoder
+from .mistralrs_decoder import MistralRsDecoder, call_rows
 from .settings_map import request_args
 
 __all__ = ["MistralRsProcessDecoder"]
@@ -131,13 +131,7 @@ class MistralRsProcessDecoder:
         return other
 
     def __call__(self, prompts, max_new_tokens: int, seed: int) -> list[list[int]]:
-        max_new_tokens = as_int("max_new_tokens", max_new_tokens, minimum=0)
-        as_seed(seed)  # checked, then ignored (MistralRsDecoder's docstring)
-        if isinstance(prompts, (str, bytes)) or not hasattr(prompts, "__iter__"):
-            raise TypeError(f"prompts must be a list of token-id lists, got {type(prompts).__name__}")
-        rows = [[as_int(f"prompts[{i}][{j}]", t, minimum=0) for j, t in enumerate(p)] for i, p in enumerate(prompts)]
-        if any(not row for row in rows):
-            raise ValueError("every prompt needs at least one token")
+        rows, max_new_tokens = call_rows(prompts, max_new_tokens, seed)
         if not max_new_tokens:
             return [[] for _ in rows]
         try:
