@@ -15,14 +15,15 @@ import pytest
 from fixtures.fake_server import FakeServer
 from fixtures.load_subjects import FAIL_ENV, URL_ENV
 from specdec.cli import exit_codes, main
-from specdec.decoding.models import smollm2_cache_dir
+from specdec.decoding.models import smollm2_dir
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def tokenizer():
-    folder = smollm2_cache_dir()
-    if not (folder / "tokenizer.json").exists():
-        pytest.skip("SmolLM2's tokenizer is not in the cache (make install converts it)")
+    """SmolLM2's folder, converted here on a fresh machine (test_smollm2.py would convert it later in the same run;
+    these tests used to skip without it, so CI never ran them)."""
+    folder = smollm2_dir()
+    assert (folder / "tokenizer.json").exists(), folder
     return str(folder)
 
 

@@ -94,8 +94,8 @@ def _env(folder: Path) -> dict:
     return env
 
 
-def _cli(folder: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "specdec", "bench", *args], cwd=folder, env=_env(folder),
+def _cli(folder: Path, *args: str, **env: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "specdec", "bench", *args], cwd=folder, env={**_env(folder), **env},
                           capture_output=True, text=True, timeout=600)
 
 
@@ -200,9 +200,10 @@ def test_bench_run_of_a_subject_that_is_not_callable_says_what_it_is(toy_module)
 
 
 def test_bench_run_of_a_subject_that_raises_is_one_error_line_and_exit_3(toy_module):
-    """As specdec check says it: one line naming the case and the exception's last line, no pytest dump (issue 31)."""
+    """As specdec check says it: one line naming the case and the exception's last line, no pytest dump (issue 31);
+    a PYTEST_ADDOPTS of the caller's (here --durations, which once broke this test under a timed CI run) is not read."""
     done = _cli(toy_module, "run", "toy_engine:broken", "--kinds", "qa", "multi-turn", "--k", "2", "--rounds", "1",
-                "--new-tokens", "4", "--storage", "st", "--latest", "latest")
+                "--new-tokens", "4", "--storage", "st", "--latest", "latest", PYTEST_ADDOPTS="--durations=5")
     assert done.returncode == 3, done.stdout + done.stderr
     assert done.stderr.strip().splitlines() == [
         "ERROR: the subject raised during case qa-K2-B1 of toy_engine:broken: RuntimeError: CUDA error: device-side assert triggered"]

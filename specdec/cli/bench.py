@@ -195,9 +195,15 @@ def run_command(args) -> int:
                 "--specdec-bench-latest", args.latest]
         argv += [f"--benchmark-save={args.save}"] if args.save else ["--benchmark-autosave"]
         suite.ERRORS.clear()
-        with warnings.catch_warnings():  # pytest-benchmark warns "not saving anything" after a run that raised
-            warnings.simplefilter("ignore")
-            code = pytest.main(argv)
+        # the caller's PYTEST_ADDOPTS (--durations, -n, -p ...) would change this run's output and timing: not read here
+        addopts = os.environ.pop("PYTEST_ADDOPTS", None)
+        try:
+            with warnings.catch_warnings():  # pytest-benchmark warns "not saving anything" after a run that raised
+                warnings.simplefilter("ignore")
+                code = pytest.main(argv)
+        finally:
+            if addopts is not None:
+                os.environ["PYTEST_ADDOPTS"] = addopts
     if code == 2:  # pytest's "interrupted"
         return exit_codes.INTERRUPTED
     for line in suite.ERRORS:
