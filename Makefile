@@ -198,9 +198,10 @@ peers-ortgenai: $(ORTGENAI_VENV)/.installed $(ORTGENAI_MODELS)/.exported
 	HF_HUB_OFFLINE=1 $(ORTGENAI_PY) -m pytest -m "peers and not slow" $(wildcard peers/test_ortgenai*.py) -p no:randomly --specdec-alpha $(PEERS_ALPHA) -s
 
 peers-install: $(PEERS_VENV)/.installed $(LLAMA_VENV)/.installed peers-envs
-# The peers environments that pip installs without compiling (vLLM's, OpenVINO GenAI's, ONNX Runtime GenAI's with its
-# export, mistral.rs's): .ci/run builds them while make test runs, since they mostly wait on downloads.
-peers-envs: $(PEERS_VENV)/.installed $(OPENVINO_VENV)/.installed $(ORTGENAI_MODELS)/.exported $(MISTRALRS_VENV)/.installed $(NODELLAMA_DIR)/.installed
+# The peers environments make peers needs (vLLM's, llama-cpp-python's, OpenVINO GenAI's, ONNX Runtime GenAI's with its
+# export, mistral.rs's, node-llama-cpp's): .ci/run builds them niced while make test runs - the pip installs mostly wait on
+# downloads, and llama-cpp-python's compile (about 6 minutes alone) takes the core make test's one pytest process leaves.
+peers-envs: $(PEERS_VENV)/.installed $(LLAMA_VENV)/.installed $(OPENVINO_VENV)/.installed $(ORTGENAI_MODELS)/.exported $(MISTRALRS_VENV)/.installed $(NODELLAMA_DIR)/.installed
 
 check: $(VENV)/.installed
 	HF_HUB_OFFLINE=1 $(PY) -m specdec check
