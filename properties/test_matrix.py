@@ -230,3 +230,46 @@ def test_the_per_token_driver_shares_a_settings_control_between_methods_and_clos
     assert [seed for *_, seed in calls] == [110, 120, 130, 140]
     assert closed.count("oracle") == 4 and closed.count("a subject") == 2 and closed.count("b plain") == 2
     assert [c.setting for c in read_cells(tmp_path / "e.json")[1]] == ["base", "base", "penalty", "penalty"]
+
+
+def test_a_resumed_per_token_run_takes_the_controls_earlier_runs_passed_of_the_same_versions(tmp_path, monkeypatch):
+    from scripts.matrix import token_driver
+    from scripts.matrix.header import header
+    from specdec.conformance.token_cells import StoredControl
+
+    calls = []
+
+    def fake_cell(engine, method, setting, settings, build, oracle_of, *, keep, control_report, seed, **kwargs):
+        calls.append((method, setting, control_report))
+        return Cell(engine, method, setting, settings.label, "PASS", 0.1, 10)
+
+    monkeypatch.setattr(token_driver, "run_token_cell", fake_cell)
+    monkeypatch.setattr(token_driver, "token_prompts", lambda: ((1, 2, 3),))
+    settings = {"base": SamplingSettings(temperature=0.7), "penalty": SamplingSettings(temperature=0.7, repetition_penalty=1.3),
+                "bias": SamplingSettings(temperature=0.7, logit_bias={1: 1.0})}
+    matrix = token_driver.TokenMatrix("doc", "E 1.0", "transformers", {"a": "method a", "b": "method b"}, settings, "e.json",
+                                      seconds_per_cell=1)
+
+    def earlier(setting, control, *, tv=0.1, shared=False):
+        return Cell("E 1.0", "method a", setting, settings[setting].label, "PASS", tv, 10,
+                    extra={"kind": "per token", "control_verdict": control, "control_shared": shared, "control_reached_tv": tv,
+                           "control_tokens": 3000, "asked_tv": tv, "run": 0})
+
+    def run_b(versions):
+        calls.clear()
+        head = {**header("transformers", None, 0.1), "versions": versions,
+                "runs": [{"date": "2026-11-20", "commit": "abcdef1234567890"}]}
+        write_cells([earlier("base", "PASS"), earlier("penalty", "FAIL"), earlier("bias", "PASS", tv=0.2)], tmp_path / "e.json", head)
+        token_driver.run_matrix(matrix, lambda method, s: (object(), object()), lambda s: object(),
+                                ["--method", "b", "--tv", "0.1", "--out", str(tmp_path), "--resume"])
+        return {setting: control for _, setting, control in calls}
+
+    same = run_b(header("transformers", None, 0.1)["versions"])
+    # only the PASSed control at this TV is taken; a FAILed one and one of another TV are run again
+    assert same == {"base": StoredControl("PASS", 0.1, 3000, "the run of 2026-11-20 (commit abcdef123456)"),
+                    "penalty": None, "bias": None}
+    assert run_b({**header("transformers", None, 0.1)["versions"], "transformers": "0.0.1"}) == {
+        "base": None, "penalty": None, "bias": None}  # another version of the engine: every control is run again
+    cells = read_cells(tmp_path / "e.json")[1]
+    assert {(c.method, c.setting) for c in cells} >= {("method a", "base"), ("method b", "base")}
+

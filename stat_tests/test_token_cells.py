@@ -13,7 +13,7 @@ import pytest
 from fixtures.models import tiny_pair
 from specdec.adapters.hf import HFGenerateDecoder, HFPromptLookupDecoder
 from specdec.adapters.hf_oracle import HFSettingsOracle
-from specdec.conformance.token_cells import run_token_cell, token_counts, token_table
+from specdec.conformance.token_cells import StoredControl, run_token_cell, token_counts, token_table
 from specdec.sampling_settings import SamplingSettings, UnsupportedSetting
 
 PROMPT = [5, 7, 7, 5, 7, 5, 5, 7, 5, 7, 7, 7, 5, 5, 7, 5, 7, 5]  # the matrix's cat/dog pattern: lookup drafts at every step
@@ -54,6 +54,26 @@ def test_a_correct_subject_passes_after_its_control(specdec_budget):
     for column in ("control", "per-token verdict", "per-token reached TV", "tokens", "drafted tokens", "A/B", "oracle floor", "time"):
         assert column in table.splitlines()[0], column
     print(table)
+
+
+def test_a_stored_control_is_not_run_again_and_its_cell_says_which_run_made_it(specdec_budget):
+    target = tiny_pair(0, vocab_size=8)[0]
+    stored = StoredControl("PASS", 0.19, 4321, "the run of 2026-11-20 (commit abcdef123456)")
+
+    def build(settings):
+        subject, _ = _lookup(target)(settings)
+
+        def reference(*args):
+            raise AssertionError("the engine without speculation was asked again")
+
+        return subject, reference
+
+    kept = []
+    cell = _cell(specdec_budget, build, lambda s: HFSettingsOracle(target, s), control_report=stored,
+                 keep=lambda kind, report: kept.append(kind))
+    assert cell.verdict == "PASS" and kept == ["tokens"], cell
+    assert cell.extra["control_tokens"] == 4321 and cell.extra["control_shared"] and cell.extra["control_source"] == stored.source
+    assert "PASS (0.190, shared from the run of 2026-11-20 (commit abcdef123456))" in token_table([cell])
 
 
 def test_an_oracle_that_misstates_the_engine_is_a_control_fail_and_the_subject_is_not_judged(specdec_budget):

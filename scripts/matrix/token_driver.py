@@ -1,6 +1,8 @@
 """The per-token matrix loop every engine's ``*_tokens`` driver shares (issues 38, 39): its command line, one
 :func:`specdec.conformance.token_cells.run_token_cell` per (method, setting) on the real prompts of :mod:`.token_prompts`,
-the control of a setting run once and shared by the engine's methods, everything built closed after its cell.
+the control of a setting run once and shared by the engine's methods, everything built closed after its cell.  A run
+that reads its file (``--resume``, ``--append``) also takes the controls earlier runs PASSed from it
+(:func:`stored_controls`): a setting's other methods, run on another day, do not pay for its control again.
 
 A driver states its engine and passes two functions: ``build(method, settings)`` -> (the engine speculating with
 ``method``, the engine without) and ``oracle_of(settings)`` -> the engine's law oracle; each may raise
@@ -11,11 +13,14 @@ not per-token cells (row-by-row equality: the A/B drivers).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Callable
 
-from specdec.conformance.token_cells import run_token_cell
+from specdec.conformance.matrix import read_cells
+from specdec.conformance.token_cells import StoredControl, run_token_cell
 
 from . import runner
+from .header import header
 from .settings import eos_of
 from .token_prompts import LENGTH, token_prompts
 
@@ -49,6 +54,8 @@ def run_matrix(matrix: TokenMatrix, build: Callable, oracle_of: Callable, argv=N
     args = runner.arguments(matrix.doc, None, list(matrix.methods), list(settings), argv, default_tv=matrix.default_tv)
     prompts = [list(p) for p in token_prompts()]
     controls: dict[str, object] = {}  # setting -> its control's report (the engine without speculation: method-free)
+    if args.resume or args.append:
+        controls.update(stored_controls(Path(args.out) / matrix.file, header(matrix.header_engine, None, args.tv)["versions"], args.tv))
 
     def cell_of(number, method, name, budget):
         built = []
@@ -84,6 +91,29 @@ def run_matrix(matrix: TokenMatrix, build: Callable, oracle_of: Callable, argv=N
                seconds_per_cell=matrix.seconds_per_cell * (matrix.default_tv / args.tv) ** 2, out=args.out,
                checks_per_cell=matrix.checks_per_cell, tv=args.tv)
     return 0
+
+
+def stored_controls(path: Path, versions: dict, tv: float) -> dict[str, StoredControl]:
+    """Setting -> the control an earlier run PASSed, read from the cells of ``path``: only where the file's versions
+    (engine, oracle libraries, specdec) are ``versions`` and the cell asked this ``tv`` (the driver's prompts, length
+    and oracle are the file's own); a control that did not PASS is run again."""
+    if not path.exists():
+        return {}
+    file_header, cells = read_cells(path)
+    if file_header.get("versions") != versions:
+        return {}
+    runs = runner.runs_of(file_header)
+    found: dict[str, StoredControl] = {}
+    for cell in cells:
+        extra = cell.extra
+        if (extra.get("kind") != "per token" or extra.get("control_shared") or extra.get("control_verdict") != "PASS"
+                or extra.get("asked_tv") != tv or cell.setting in found):
+            continue
+        number = extra.get("run")
+        run = runs[number] if isinstance(number, int) and 0 <= number < len(runs) else {}
+        source = f"the run of {run.get('date', 'an unrecorded date')} (commit {str(run.get('commit', 'unrecorded'))[:12]})"
+        found[cell.setting] = StoredControl("PASS", extra.get("control_reached_tv"), int(extra.get("control_tokens") or 0), source)
+    return found
 
 
 def run_with_servers(matrix: TokenMatrix, start: Callable, pair: Callable, oracle_of: Callable, argv=None) -> int:

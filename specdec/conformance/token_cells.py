@@ -19,17 +19,35 @@ is asked for one answer to the first prompt, as long as the checks' answers: an 
 server's HTTP 400, :class:`specdec.errors.EngineRefusal`) makes the cell ``REFUSED`` by the engine at once (vLLM
 0.32's n-gram server refused a logit bias only after a 7-minute control), a subject that fails otherwise ``ERROR``
 with the failure's first line.  The oracle's floor goes into the cell, so every table states it.
+
+A setting's control does not depend on the method: it is run once per setting and shared by the methods' cells, in
+one run (its report) or across runs (a :class:`StoredControl` read back from an earlier cell of the same engine
+versions, setting, oracle, prompts, length and asked TV); a shared control's cell says so and, stored, which run
+made it.
 """
 
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from typing import Callable
 
 from ..sampling_settings import SamplingSettings, UnsupportedSetting
 from .matrix import Cell, _short, cell_verdict, engine_refusal
 
-__all__ = ["run_token_cell", "token_counts", "token_table"]
+__all__ = ["StoredControl", "run_token_cell", "token_counts", "token_table"]
+
+
+@dataclass(frozen=True)
+class StoredControl:
+    """A control judged in an earlier run, read back from its cell (module docstring): ``verdict`` and
+    ``reached_tv`` of the engine without speculation, the ``tokens`` it judged, ``source`` the run that made it
+    (date and commit)."""
+
+    verdict: str
+    reached_tv: float | None
+    tokens: int
+    source: str
 
 
 def token_counts(report) -> tuple[int, int | None]:
@@ -50,9 +68,9 @@ def run_token_cell(engine: str, method: str, setting: str, settings: SamplingSet
     per-token TV the control and the subject are planned for (the cell's asked TV); ``ab_n``: answers per side of the
     A/B check beside them (None: no A/B check), on the first ``ab_length`` tokens.  ``keep(kind, report)`` receives
     each report ("control", "tokens", "ab").  ``control_report``: the control of an earlier cell of the same engine,
-    setting, oracle, prompts, length and TV (the engine without speculation does not depend on the method): judged
-    as if run here, not run again (its keep is not called again).  Further keywords go to every check (``time_budget``,
-    ``console``...)."""
+    setting, oracle, prompts, length and TV (the engine without speculation does not depend on the method), its
+    report or a :class:`StoredControl`: judged as if run here, not run again (its keep is not called again).  Further
+    keywords go to every check (``time_budget``, ``console``...)."""
     from .ab_check import check_ab
     from .token_check import check_tokens
 
@@ -77,8 +95,10 @@ def run_token_cell(engine: str, method: str, setting: str, settings: SamplingSet
         _keep(keep, "control", control)
     else:
         control = control_report
+    stored = isinstance(control, StoredControl)
     extra = {"kind": "per token", "oracle_floor": floor, "control_verdict": control.verdict, "control_shared": control_report is not None,
-             "control_reached_tv": control.reached_tv, "control_tokens": token_counts(control)[0], "asked_tv": tv}
+             "control_reached_tv": control.reached_tv, "control_tokens": control.tokens if stored else token_counts(control)[0],
+             "asked_tv": tv, **({"control_source": control.source} if stored else {})}
     if control.verdict != "PASS":
         verdict, detail = cell_verdict(control)
         if verdict in ("FAIL", "INCONCLUSIVE"):
@@ -140,6 +160,7 @@ def token_table(cells) -> str:
     for c in cells:
         e = c.extra
         shared = ", shared" if e.get("control_shared") else ""  # an earlier cell's control of the same setting
+        shared += f" from {e['control_source']}" if e.get("control_source") else ""  # ... made by an earlier run
         control = f"{e['control_verdict']} ({_tv(e.get('control_reached_tv'))}{shared})" if "control_verdict" in e else ""
         ab = f"{e['ab_verdict']} ({_tv(e.get('ab_reached_tv'))}, {e.get('ab_samples', 0):,})" if "ab_verdict" in e else ""
         drafts = "" if c.drafts is None else f"{c.drafts:,} ({c.draft_tokens or 0:,}, {c.accepted_tokens or 0:,})"
