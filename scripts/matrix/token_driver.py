@@ -56,6 +56,8 @@ def run_matrix(matrix: TokenMatrix, build: Callable, oracle_of: Callable, argv=N
     controls: dict[str, object] = {}  # setting -> its control's report (the engine without speculation: method-free)
     if args.resume or args.append:
         controls.update(stored_controls(Path(args.out) / matrix.file, header(matrix.header_engine, None, args.tv)["versions"], args.tv))
+        if controls:
+            print(f"{len(controls)} settings' controls PASSed in earlier runs, taken from the file: {', '.join(controls)}", flush=True)
 
     def cell_of(number, method, name, budget):
         built = []
