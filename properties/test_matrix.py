@@ -250,9 +250,9 @@ def test_a_resumed_per_token_run_takes_the_controls_earlier_runs_passed_of_the_s
     matrix = token_driver.TokenMatrix("doc", "E 1.0", "transformers", {"a": "method a", "b": "method b"}, settings, "e.json",
                                       seconds_per_cell=1)
 
-    def earlier(setting, control, *, tv=0.1, shared=False):
+    def earlier(setting, control, *, tv=0.1):
         return Cell("E 1.0", "method a", setting, settings[setting].label, "PASS", tv, 10,
-                    extra={"kind": "per token", "control_verdict": control, "control_shared": shared, "control_reached_tv": tv,
+                    extra={"kind": "per token", "control_verdict": control, "control_shared": False, "control_reached_tv": tv,
                            "control_tokens": 3000, "asked_tv": tv, "run": 0})
 
     def run_b(versions):
@@ -272,4 +272,3 @@ def test_a_resumed_per_token_run_takes_the_controls_earlier_runs_passed_of_the_s
         "base": None, "penalty": None, "bias": None}  # another version of the engine: every control is run again
     cells = read_cells(tmp_path / "e.json")[1]
     assert {(c.method, c.setting) for c in cells} >= {("method a", "base"), ("method b", "base")}
-
