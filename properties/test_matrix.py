@@ -168,14 +168,17 @@ def test_a_stopped_matrix_run_resumes_at_the_next_unfinished_cell(tmp_path):
         ran.append((number, name))
         if name == "bias" and stop.pop():
             raise Stopped  # the first run stops in its second cell
-        return Cell("E", method, name, "T=1", "PASS", 0.1, 10)
+        return Cell("E", labels[method], name, "T=1", "PASS", 0.1, 10)  # cells carry the table's label, not the plan's key
 
+    labels = {"lookup": "prompt lookup K=4"}
     with pytest.raises(Stopped):
-        runner.run(plan[:1] + plan[2:], cell_of, file="e.json", engine="transformers", n=10, append=False, seconds_per_cell=1, out=tmp_path)
+        runner.run(plan[:1] + plan[2:], cell_of, file="e.json", engine="transformers", n=10, append=False, seconds_per_cell=1,
+                   out=tmp_path, label=labels.get)
     assert [c.setting for c in read_cells(tmp_path / "e.json")[1]] == ["base"]
     ran.clear()
     stop.append(False)
-    runner.run(plan, cell_of, file="e.json", engine="transformers", n=10, append=False, seconds_per_cell=1, out=tmp_path, resume=True)
+    runner.run(plan, cell_of, file="e.json", engine="transformers", n=10, append=False, seconds_per_cell=1, out=tmp_path,
+               resume=True, label=labels.get)
     assert ran == [(2, "min-p"), (3, "bias")]  # numbered as in the whole plan: the seeds of an uninterrupted run
     header, cells = read_cells(tmp_path / "e.json")
     assert [c.setting for c in cells] == ["base", "min-p", "bias"] and len(header["runs"]) == 2

@@ -70,7 +70,7 @@ def main(argv=None) -> int:
 
         plan = [(m, name) for m in args.method for name in (args.only or names)]
         runner.run(plan, cell_of, file="llama-server.json", engine="llama.cpp", n=args.n, append=args.append, resume=args.resume,
-                   seconds_per_cell=SECONDS_PER_CELL, out=args.out)
+                   seconds_per_cell=SECONDS_PER_CELL, out=args.out, label=METHODS.get)
     finally:
         for server in servers.values():
             server.stop(keep_log=True)

@@ -50,11 +50,12 @@ def keeper(engine: str, method: str, setting: str):
 
 def run(plan: list[tuple[str, str]], cell_of: Callable[[int, str, str, ErrorBudget], Cell], *, file: str, engine: str, n: int,
         append: bool, seconds_per_cell: float, out: Path = CELLS, resume: bool = False, checks_per_cell: int = 4,
-        tv: float | None = None) -> list[Cell]:
+        tv: float | None = None, label: Callable[[str], str]) -> list[Cell]:
     """Run ``cell_of(number, method, setting, budget)`` for each (method, setting) of ``plan``; the cells go to ``out / file``.
     ``resume``: keep the file's cells and skip the planned cells it already holds (a stopped run continues at the next
-    unfinished cell; each cell keeps its number, so its seeds are those of the uninterrupted run).  ``tv``: per-token
-    cells, planned for this TV (``n`` unused)."""
+    unfinished cell; each cell keeps its number, so its seeds are those of the uninterrupted run).  ``label``: a plan
+    method -> the method its cells carry (the table's label, as ``cell_of`` writes it).  ``tv``: per-token cells,
+    planned for this TV (``n`` unused)."""
     path = Path(out) / file
     OUT.mkdir(parents=True, exist_ok=True)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -63,7 +64,7 @@ def run(plan: list[tuple[str, str]], cell_of: Callable[[int, str, str, ErrorBudg
     this_run = header(engine, n, tv)
     runs = runs_of(earlier_header) + [{key: this_run[key] for key in RUN_KEYS if key in this_run}]
     budget = ErrorBudget(family_alpha=FAMILY_ALPHA, capacity=checks_per_cell * max(len(plan), 1))
-    todo = [(number, method, name) for number, (method, name) in enumerate(plan, 1) if (method, name) not in done]
+    todo = [(number, method, name) for number, (method, name) in enumerate(plan, 1) if (label(method), name) not in done]
     skipped = f"; {len(plan) - len(todo)} already in the file, kept" if done else ""
     size = f"n = {n} per side" if tv is None else f"per-token TV {tv:g}"
     print(f"{engine} matrix: {len(todo)} cells of {size}, about {len(todo) * seconds_per_cell / 60:.0f} minutes "

@@ -91,7 +91,7 @@ def run_matrix(matrix: TokenMatrix, build: Callable, oracle_of: Callable, argv=N
     plan = [(m, name) for name in (args.only or list(settings)) for m in args.method]  # a setting's methods together
     runner.run(plan, cell_of, file=matrix.file, engine=matrix.header_engine, n=None, append=args.append, resume=args.resume,
                seconds_per_cell=matrix.seconds_per_cell * (matrix.default_tv / args.tv) ** 2, out=args.out,
-               checks_per_cell=matrix.checks_per_cell, tv=args.tv)
+               checks_per_cell=matrix.checks_per_cell, tv=args.tv, label=matrix.methods.get)
     return 0
 
 

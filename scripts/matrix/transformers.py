@@ -63,7 +63,7 @@ def main(argv=None) -> int:
 
     plan = [(m, name) for m in args.method for name in (args.only or list(settings))]
     runner.run(plan, cell_of, file="transformers.json", engine="transformers", n=args.n, append=args.append, resume=args.resume,
-               seconds_per_cell=SECONDS_PER_CELL, out=args.out)
+               seconds_per_cell=SECONDS_PER_CELL, out=args.out, label=METHODS.get)
     return 0
 
 
