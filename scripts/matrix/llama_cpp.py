@@ -54,8 +54,8 @@ def main(argv=None) -> int:
                 decoder.close()
 
     plan = [(m, name) for m in args.method for name in (args.only or list(settings))]
-    runner.run(plan, cell_of, file="llama-cpp.json", engine="llama.cpp", n=args.n, append=args.append, resume=args.resume, seconds_per_cell=SECONDS_PER_CELL, out=args.out,
-               label=METHODS.get)
+    runner.run(plan, cell_of, file="llama-cpp.json", engine="llama.cpp", n=args.n, append=args.append, resume=args.resume,
+               seconds_per_cell=SECONDS_PER_CELL, out=args.out, label=METHODS.get)
     return 0
 
 

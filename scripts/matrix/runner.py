@@ -64,7 +64,8 @@ def run(plan: list[tuple[str, str]], cell_of: Callable[[int, str, str, ErrorBudg
     this_run = header(engine, n, tv)
     runs = runs_of(earlier_header) + [{key: this_run[key] for key in RUN_KEYS if key in this_run}]
     budget = ErrorBudget(family_alpha=FAMILY_ALPHA, capacity=checks_per_cell * max(len(plan), 1))
-    todo = [(number, method, name) for number, (method, name) in enumerate(plan, 1) if (label(method), name) not in done]
+    todo = [(number, method, name) for number, (method, name) in enumerate(plan, 1)
+            if (label(method), name) not in done]
     skipped = f"; {len(plan) - len(todo)} already in the file, kept" if done else ""
     size = f"n = {n} per side" if tv is None else f"per-token TV {tv:g}"
     print(f"{engine} matrix: {len(todo)} cells of {size}, about {len(todo) * seconds_per_cell / 60:.0f} minutes "

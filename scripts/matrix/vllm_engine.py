@@ -73,8 +73,8 @@ def main(argv=None) -> int:
                             name=f"{ENGINE}, {METHODS[method_name][2]}, {name}")
 
         plan = [(method, name) for name in (args.only or ONLY.get(method) or names)]
-        runner.run(plan, cell_of, file="vllm-engine.json", engine="vLLM", n=args.n, append=args.append, resume=args.resume, seconds_per_cell=SECONDS_PER_CELL, out=args.out,
-                   label=lambda m: METHODS[m][2])
+        runner.run(plan, cell_of, file="vllm-engine.json", engine="vLLM", n=args.n, append=args.append, resume=args.resume,
+                   seconds_per_cell=SECONDS_PER_CELL, out=args.out, label=lambda m: METHODS[m][2])
     finally:
         plain.stop(keep_log=True)
     return 0

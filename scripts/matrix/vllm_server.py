@@ -158,8 +158,8 @@ def main(argv=None) -> int:
                 cell.detail = f"{'?' if count is None else count} preemptions during the cell" + (f"; {cell.detail}" if cell.detail else "")
             return cell
 
-        runner.run(plan, cell_of, file="vllm-server.json", engine="vLLM", n=args.n, append=args.append, resume=args.resume, seconds_per_cell=SECONDS_PER_CELL, out=args.out,
-                   label=lambda m: SERVERS[m][3])
+        runner.run(plan, cell_of, file="vllm-server.json", engine="vLLM", n=args.n, append=args.append, resume=args.resume,
+                   seconds_per_cell=SECONDS_PER_CELL, out=args.out, label=lambda m: SERVERS[m][3])
     finally:
         for server in servers.values():
             server.stop(keep_log=True)
