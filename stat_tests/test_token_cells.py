@@ -122,6 +122,44 @@ def test_a_shared_control_is_judged_as_if_run_and_not_run_again(specdec_budget):
     assert "PASS (" in token_table([cell]) and ", shared)" in token_table([cell])
 
 
+class _CountingPlain(HFGenerateDecoder):
+    """The engine without speculation, keeping speculation counters that stay at zero - as llama-server's plain
+    server does (its ``timings`` report ``draft_n`` 0)."""
+
+    def speculation_counts(self):
+        return {"drafts": 0, "draft_tokens": 0, "accepted_tokens": 0}
+
+
+def test_a_control_that_counts_no_drafts_passes_and_its_subject_is_judged(specdec_budget):
+    """The control is the engine *without* speculation: that it verified no draft is what it should do, not a reason
+    to call it INCONCLUSIVE about speculation (llama-server's plain server, 2026-11-28: CONTROL INCONCLUSIVE at a
+    reached TV of 0.030 with every check passing, before ``check_tokens(speculating=False)``)."""
+    target = tiny_pair(0, vocab_size=8)[0]
+
+    def build(settings):
+        return (HFPromptLookupDecoder(target, settings=settings, num_draft_tokens=4, max_ngram_size=3),
+                _CountingPlain(target, settings=settings))
+
+    kept = {}
+    cell = _cell(specdec_budget, build, lambda s: HFSettingsOracle(target, s), keep=kept.__setitem__)
+    control = kept["control"]
+    assert control.verdict == "PASS" and control.speculation is None, control.format()
+    assert any("run without speculation (a control)" in note and "0 drafts" in note for note in control.notes), control.notes
+    assert cell.extra["control_verdict"] == "PASS" and cell.verdict == "PASS", cell
+
+
+def test_a_subject_that_counts_no_drafts_is_still_inconclusive_about_speculation(specdec_budget):
+    """Only the control is excused: the same decoder judged as a subject says nothing about speculation."""
+    from specdec import check_tokens
+
+    target = tiny_pair(0, vocab_size=8)[0]
+    report = check_tokens(_CountingPlain(target, settings=SETTINGS), HFSettingsOracle(target, SETTINGS), [PROMPT],
+                          length=LENGTH, tv=TV, seed=5, budget=specdec_budget)
+    assert report.verdict == "INCONCLUSIVE" and "verified no draft" in report.summary(), report.format()
+    with pytest.raises(TypeError, match="speculating must be a bool, got 'no'"):
+        check_tokens(_CountingPlain(target, settings=SETTINGS), HFSettingsOracle(target, SETTINGS), [PROMPT], speculating="no")
+
+
 def test_refusals_name_who_refused():
     target = tiny_pair(0, vocab_size=8)[0]
 

@@ -130,11 +130,14 @@ class SpeculationWatch:
     ``report.speculation``, every side as a note).  A counter that raises or breaks its Protocol is the
     decoder's ERROR (a :class:`~specdec.errors.SubjectError` naming the role and the call).  ``counted``:
     the differences as of the last chunk counted, what a checkpoint keeps (a chunk cut short is not in them);
-    :meth:`resume` adds those of the run this one continues."""
+    :meth:`resume` adds those of the run this one continues.  ``speculating=False``: the subject is an engine
+    run without speculation (a cell's control): its counters are only a note, never ``report.speculation``, so a
+    run that verified no draft is not INCONCLUSIVE about speculation for it."""
 
-    def __init__(self, decoders: dict, *, single: bool = False) -> None:
+    def __init__(self, decoders: dict, *, single: bool = False, speculating: bool = True) -> None:
         self.decoders = decoders  # role -> decoder; the first role is the subject
         self.single = single  # one decoder: the notes say "the subject's own counters"
+        self.speculating = speculating
         self.before: dict = {}
         self.prior: dict | None = None
         self.counted: dict | None = None
@@ -183,8 +186,10 @@ class SpeculationWatch:
         for index, (role, spec) in enumerate(self.deltas().items()):
             if spec is None:
                 continue
-            if index == 0:
+            if index == 0 and self.speculating:
                 report.speculation = spec
             head = "speculation during the check (the subject's own counters)" if self.single else \
                 f"speculation of the {role} during the check (its own counters)"
+            if index == 0 and not self.speculating:
+                head += ", run without speculation (a control)"
             report.notes.append(speculation_note(head, spec))

@@ -91,7 +91,8 @@ def run_token_cell(engine: str, method: str, setting: str, settings: SamplingSet
     common = dict(length=length, eos_token_id=eos_token_id, rows_per_call=rows_per_call, tv=tv, budget=budget, **run_args)
     name = f"{engine}, {method}, {setting}"
     if control_report is None:
-        control = check_tokens(reference, oracle, prompts, seed=seed, name=f"{name}: control (no speculation) per token", **common)
+        control = check_tokens(reference, oracle, prompts, seed=seed, name=f"{name}: control (no speculation) per token",
+                               speculating=False, **common)
         _keep(keep, "control", control)
     else:
         control = control_report

@@ -40,7 +40,7 @@ __all__ = ["DEFAULT_LENGTH", "check_tokens"]
 
 def check_tokens(subject, oracle, prompts: Sequence[Sequence[int]], *, length: int = DEFAULT_LENGTH, eos_token_id=None,
                  vocab_size: int | None = None, rows_per_call: int = DEFAULT_ROWS_PER_CALL, settings: RunSettings | None = None,
-                 **overrides) -> Report:
+                 speculating: bool = True, **overrides) -> Report:
     """Per-token conformance report: does every token ``subject`` emits follow ``oracle``'s law of it?
 
     ``subject``: a :class:`specdec.protocols.Decoder`, asked for ``length`` tokens per answer (every one is
@@ -50,11 +50,15 @@ def check_tokens(subject, oracle, prompts: Sequence[Sequence[int]], *, length: i
     are checked against it.  ``settings`` (a :class:`specdec.RunSettings`) and any of its fields as
     keywords: answers per prompt planned for ``tv`` (the TV of the pooled per-token law, above the
     oracle's floor), fixed by ``n``, or fitted to ``time_budget``.  An oracle that raises or answers what
-    its Protocol does not allow makes the report ERROR, naming its call.
+    its Protocol does not allow makes the report ERROR, naming its call.  ``speculating=False``: ``subject`` is
+    the engine without speculation (a control): a subject that keeps speculation counters and verified no draft
+    is then not INCONCLUSIVE about speculation (its counters become a note).
     """
     if not callable(subject):
         raise TypeError(f"subject must be callable (specdec.protocols.Decoder), got {type(subject).__name__}")
     refuse_timing_only(subject)
+    if not isinstance(speculating, bool):
+        raise TypeError(f"speculating must be a bool, got {speculating!r}")
     if not isinstance(oracle, LawOracle):
         raise TypeError(f"oracle must be a specdec.protocols.LawOracle (token_laws, floor, tolerance), got {type(oracle).__name__}")
     floor, tolerance, stated = oracle_terms(oracle)
@@ -88,7 +92,7 @@ def check_tokens(subject, oracle, prompts: Sequence[Sequence[int]], *, length: i
                 checkpoints.PROBE: checkpoints.probe([answer[0] for answer in first], max(1e-9, 2 * floor, 10 * tolerance))}
 
     return run(label, "per-token (law oracle)", [stream], run_settings, device=_cpu(), notes=notes,
-               watch=SpeculationWatch({"subject": subject}, single=True), law=law)
+               watch=SpeculationWatch({"subject": subject}, single=True, speculating=speculating), law=law)
 
 
 def _cpu():
