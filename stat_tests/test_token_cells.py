@@ -11,6 +11,7 @@ from __future__ import annotations
 import pytest
 
 from fixtures.models import tiny_pair
+from specdec import check_tokens
 from specdec.adapters.hf import HFGenerateDecoder, HFPromptLookupDecoder
 from specdec.adapters.hf_oracle import HFSettingsOracle
 from specdec.conformance.token_cells import StoredControl, run_token_cell, token_counts, token_table
@@ -150,8 +151,6 @@ def test_a_control_that_counts_no_drafts_passes_and_its_subject_is_judged(specde
 
 def test_a_subject_that_counts_no_drafts_is_still_inconclusive_about_speculation(specdec_budget):
     """Only the control is excused: the same decoder judged as a subject says nothing about speculation."""
-    from specdec import check_tokens
-
     target = tiny_pair(0, vocab_size=8)[0]
     report = check_tokens(_CountingPlain(target, settings=SETTINGS), HFSettingsOracle(target, SETTINGS), [PROMPT],
                           length=LENGTH, tv=TV, seed=5, budget=specdec_budget)
