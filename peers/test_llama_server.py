@@ -8,9 +8,11 @@ not been built (``make peers`` does not build it: the build takes about 6 minute
   target with one draw each): a seeded request gives the same tokens with prompt lookup or a draft model as without;
 * the law with speculation is the law without it (A/B PASS, drafts verified, from the run's budget);
 * but what it *reports* for speculated tokens (``n_probs``) is probability 1 (llama.cpp's open #27972): measured
-  2026-11-27, 49 of 192 tokens of seed-for-seed equal answers (48 with ``post_sampling_probs``), gaps up to 7.4 nats.
+  2026-11-27, 49 of 192 tokens of seed-for-seed equal answers (48 with ``post_sampling_probs``), gaps up to 7.4 nats;
+* the penalty cell per token: the plain server against :class:`LlamaCppOracle` with the prompt in the penalties'
+  window (the control), then ngram-simple against it; the answer-only law FAILs the control.
 
-About 2 minutes on 2 shared cores.
+About 3 minutes on 2 shared cores.
 """
 
 import pytest
@@ -129,3 +131,59 @@ def test_the_reported_probabilities_of_speculated_tokens_are_not_their_law(serve
           f"where the plain server reports less (largest gap {differ:.3g} nats)")
     assert len(pairs) >= 100, len(pairs)  # most seeded answers are equal: a coupling
     assert len(wrong) >= 10, wrong  # the finding (#27972): reported probability 1 at speculated tokens
+
+
+PENALISED = sd.SamplingSettings(**BASE, repetition_penalty=1.3)
+PENALTY_LENGTH = 16  # tokens per answer of the penalty cell on the matrix's real prompts, every one tested
+
+
+@pytest.fixture(scope="module")
+def unflashed():
+    """A plain and an n-gram server as the per-token matrix runs them: flash attention off (llama_server_tokens)."""
+    from scripts.matrix.llama_server_tokens import FLASH_ATTENTION
+
+    started = {name: matrix.start(None if name == "plain" else name, FLASH_ATTENTION) for name in ("plain", "ngram")}
+    try:
+        for server in started.values():
+            server.wait_ready()
+        yield started
+    finally:
+        for server in started.values():
+            server.stop()
+
+
+@pytest.mark.parametrize("prompt_accepted", [True, False], ids=["prompt and answer", "answer only"])
+def test_the_servers_penalties_span_the_prompt_then_prompt_lookup_is_judged(unflashed, prompt_accepted, specdec_budget):
+    """The penalty cell of the per-token slice (issue 38).  llama-server accepts the prompt's tokens into its chain
+    before the first draw (``server-context.cpp``, ``server_slot::init_sampler``), so at a repetition penalty of 1.3 the
+    plain server samples from :class:`LlamaCppOracle`'s law with ``prompt_accepted=True`` - the control PASSes, and
+    only then is prompt lookup judged (PASS, drafts verified) - and not from the answer-only law llama-cpp-python's
+    ``generate`` samples from: that control FAILs (tokens of probability 0 in it at the first position of the cat/dog
+    prompt, whose " cat" and " dog" are penalised), the harness's own mistake the matrix's control caught on 2026-11-28."""
+    from specdec.adapters.llama_cpp.oracle import LlamaCppOracle
+
+    from fixtures import llama_subjects
+    from scripts.matrix.token_prompts import token_prompts
+
+    oracle = LlamaCppOracle(llama_subjects.gguf_path(), settings=PENALISED, n_ctx=256, prompt_accepted=prompt_accepted)
+    plain = matrix.client(unflashed["plain"], PENALISED, "llama-server, no draft")
+    prompts = [list(p) for p in token_prompts()]  # three chat-templated kinds (one copies a passage) and the cat/dog prompt
+    fixed = dict(length=PENALTY_LENGTH, n=16, tv=None, rows_per_call=16)
+    try:
+        if not prompt_accepted:  # a mutant's power, outside the run's budget at the user's default alpha
+            control = sd.check_tokens(plain, oracle, prompts, seed=61, family_alpha=1e-6, speculating=False,
+                                      name="llama-server without a draft, repetition penalty, answer-only oracle", **fixed)
+            print(f"\n{control.format()}")
+            assert control.verdict == "FAIL" and "probability 0" in control.format(), control.format()
+            return
+        control = sd.check_tokens(plain, oracle, prompts, seed=61, budget=specdec_budget, speculating=False,
+                                  name="llama-server without a draft, repetition penalty, per token (control)", **fixed)
+        print(f"\n{control.format()}")
+        assert control.verdict == "PASS", control.format()  # only then may the oracle judge the speculative server
+        subject = matrix.client(unflashed["ngram"], PENALISED, "llama-server, ngram-simple K=4")
+        report = sd.check_tokens(subject, oracle, prompts, seed=62, budget=specdec_budget,
+                                 name="llama-server ngram-simple K=4, repetition penalty, per token", **fixed)
+        print(f"\n{report.format()}")
+        assert report.verdict == "PASS" and report.speculation["drafts"] > 10, report.format()
+    finally:
+        oracle.close()

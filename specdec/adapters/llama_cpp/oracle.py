@@ -18,6 +18,13 @@ so its law is the engine's under the whole record.  A user processor must be a p
 the oracle calls it again, once per position.  What the adapter refuses (``samples_per_request``, ``seeded=False``)
 the oracle refuses too, by name; stop tokens end an answer (the check's ``eos_token_id``).
 
+The penalties' history: llama-cpp-python's ``generate`` accepts only the tokens it generates into the chain, so the
+penalties' window (the last 64 tokens) holds the answer alone; llama.cpp's own ``llama-server`` accepts the prompt's
+tokens first (``tools/server/server-context.cpp``, ``server_slot::init_sampler``: ``common_sampler_accept(smpl, id,
+false)`` for every prompt token), so its window spans the prompt and the answer - ``prompt_accepted=True`` says so.
+Without it llama-server's control FAILs at a repetition penalty of 1.3 on the real prompts (tokens the server drew
+from its first position that the answer-only law gives probability 0, 2026-11-28).
+
 The floor: evaluated one token at a time, the oracle's logits are those of the engine without a draft (the same
 calls on the same build).  ggml's kernels round differently for other batch shapes, and an engine that
 verifies drafts evaluates blocks of K + 1 tokens: :meth:`LlamaCppOracle.measure_floor` states how far batch
@@ -54,7 +61,7 @@ class LlamaCppOracle:
 
     def __init__(self, model_path: str | os.PathLike, *, sampling: SamplingConfig = SamplingConfig(), n_ctx: int = 512,
                  floor: float = FLOOR, chain: ChainSettings | None = None, llama_args: dict | None = None,
-                 batch: bool = False, settings=None) -> None:
+                 batch: bool = False, settings=None, prompt_accepted: bool = False) -> None:
         if not isinstance(sampling, SamplingConfig):
             raise TypeError(f"sampling must be a specdec.SamplingConfig, got {type(sampling).__name__}")
         if settings is not None and (sampling != SamplingConfig() or chain is not None):
@@ -68,6 +75,9 @@ class LlamaCppOracle:
         if not isinstance(batch, bool):
             raise TypeError(f"batch must be a bool, got {type(batch).__name__}")
         self.batch = batch
+        if not isinstance(prompt_accepted, bool):
+            raise TypeError(f"prompt_accepted must be a bool, got {type(prompt_accepted).__name__}")
+        self.prompt_accepted = prompt_accepted
         self.llama_args = dict(llama_args or {})
         self._llm = None
         self._prompt: list[int] | None = None  # the prompt in the KV cache
@@ -81,6 +91,9 @@ class LlamaCppOracle:
                  + (f", presence={c.presence_penalty:g}" if c.presence_penalty else ""))
         stages = processors(self.sampling_settings, 1)
         python = f"; Python stages of {self.sampling_settings.label}" if stages else ""
+        window = c.repeat_penalty != 1 or c.frequency_penalty or c.presence_penalty
+        chain += (f"; penalties over the last {c.last_n} tokens of {'the prompt and ' if self.prompt_accepted else ''}the answer"
+                  if window else "")
         return (f"llama.cpp's sampler chain on every position's logits ({'the answer in one batch' if self.batch else 'one token at a time'}; "
                 f"{os.path.basename(self.model_path)}; {chain}{python}; floor {self.floor:g})")
 
@@ -93,7 +106,7 @@ class LlamaCppOracle:
             logits = np.array(logits, dtype=np.float32)
             for stage in stages:
                 logits = stage(history, logits)
-        return chain_law(logits, answer_before, self.chain)
+        return chain_law(logits, [*prompt, *answer_before] if self.prompt_accepted else answer_before, self.chain)
 
     @property
     def llm(self):

@@ -4,8 +4,8 @@ The order (``Llama._init_sampler``): a logits processor, penalties, top-k, typic
 temperature, then the draw.  Truncation therefore works on the *untempered* law (transformers, and specdec's
 warpers, apply the temperature first, E6).  Exactly, on float32 logits z (llama.cpp's own arithmetic):
 
-* penalties over the window W of the last ``last_n`` tokens *generated in this call* (prompt tokens are never
-  accepted by ``generate``): for each t seen c_t > 0 times, z_t = z_t * repeat if z_t <= 0 else z_t / repeat,
+* penalties over the window W of the last ``last_n`` tokens the chain accepted: those *generated in this call*
+  (prompt tokens are never accepted by ``generate``; llama-server accepts them first): for each t seen c_t > 0 times, z_t = z_t * repeat if z_t <= 0 else z_t / repeat,
   then z_t -= c_t * frequency + presence;
 * top-k (k > 0): the k largest z (llama.cpp breaks ties arbitrarily; here by the lower id);
 * top-p (p < 1): on the softmax of the survivors in float32, sorted, the shortest prefix whose cumulative sum
@@ -66,7 +66,8 @@ def _penalised(z: np.ndarray, history, s: ChainSettings) -> np.ndarray:
 
 def chain_law(logits, history, settings: ChainSettings) -> np.ndarray:
     """The law (V,) float64 of the next token llama.cpp draws from raw ``logits`` (V,) after ``history`` (the
-    tokens generated so far in the request)."""
+    tokens the chain has accepted so far: those generated in the request, after the prompt where the engine accepts
+    the prompt too, as llama-server does; :class:`specdec.adapters.llama_cpp.oracle.LlamaCppOracle`)."""
     z = _penalised(np.asarray(logits, dtype=np.float32), history, settings)
     out = np.zeros(z.shape[0], dtype=np.float64)
     if settings.temperature == 0:
