@@ -27,9 +27,10 @@ pytestmark = [pytest.mark.peers, pytest.mark.skipif(not DEFAULT_BINARY.exists(),
 SAMPLED = sd.SamplingSettings(**BASE)
 
 
-@pytest.fixture(scope="module")
-def servers():
-    started = {name: matrix.start(None if name == "plain" else name) for name in ("plain", "ngram", "draft")}
+def _running(names, extra=()):
+    """The servers ``names`` (``plain`` or a method of :mod:`scripts.matrix.llama_server`) started with ``extra``
+    arguments, ready, yielded by name and stopped after, whatever happens."""
+    started = {name: matrix.start(None if name == "plain" else name, extra) for name in names}
     try:
         for server in started.values():
             server.wait_ready()
@@ -37,6 +38,11 @@ def servers():
     finally:
         for server in started.values():
             server.stop()
+
+
+@pytest.fixture(scope="module")
+def servers():
+    yield from _running(("plain", "ngram", "draft"))
 
 
 @pytest.mark.parametrize("method", ["ngram", "draft"])
@@ -142,14 +148,7 @@ def unflashed():
     """A plain and an n-gram server as the per-token matrix runs them: flash attention off (llama_server_tokens)."""
     from scripts.matrix.llama_server_tokens import FLASH_ATTENTION
 
-    started = {name: matrix.start(None if name == "plain" else name, FLASH_ATTENTION) for name in ("plain", "ngram")}
-    try:
-        for server in started.values():
-            server.wait_ready()
-        yield started
-    finally:
-        for server in started.values():
-            server.stop()
+    yield from _running(("plain", "ngram"), FLASH_ATTENTION)
 
 
 @pytest.mark.parametrize("prompt_accepted", [True, False], ids=["prompt and answer", "answer only"])
