@@ -91,9 +91,8 @@ class LlamaCppOracle:
                  + (f", presence={c.presence_penalty:g}" if c.presence_penalty else ""))
         stages = processors(self.sampling_settings, 1)
         python = f"; Python stages of {self.sampling_settings.label}" if stages else ""
-        window = c.repeat_penalty != 1 or c.frequency_penalty or c.presence_penalty
-        chain += (f"; penalties over the last {c.last_n} tokens of {'the prompt and ' if self.prompt_accepted else ''}the answer"
-                  if window else "")
+        if c.penalises:
+            chain += f"; penalties over the last {c.last_n} tokens of {'the prompt and ' if self.prompt_accepted else ''}the answer"
         return (f"llama.cpp's sampler chain on every position's logits ({'the answer in one batch' if self.batch else 'one token at a time'}; "
                 f"{os.path.basename(self.model_path)}; {chain}{python}; floor {self.floor:g})")
 

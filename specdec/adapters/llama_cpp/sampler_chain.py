@@ -5,8 +5,8 @@ temperature, then the draw.  Truncation therefore works on the *untempered* law 
 warpers, apply the temperature first, E6).  Exactly, on float32 logits z (llama.cpp's own arithmetic):
 
 * penalties over the window W of the last ``last_n`` tokens the chain accepted: those *generated in this call*
-  (prompt tokens are never accepted by ``generate``; llama-server accepts them first): for each t seen c_t > 0 times, z_t = z_t * repeat if z_t <= 0 else z_t / repeat,
-  then z_t -= c_t * frequency + presence;
+  (prompt tokens are never accepted by ``generate``; llama-server accepts them first): for each t seen c_t > 0
+  times, z_t = z_t * repeat if z_t <= 0 else z_t / repeat, then z_t -= c_t * frequency + presence;
 * top-k (k > 0): the k largest z (llama.cpp breaks ties arbitrarily; here by the lower id);
 * top-p (p < 1): on the softmax of the survivors in float32, sorted, the shortest prefix whose cumulative sum
   reaches p (the crossing token kept); all of them if the float32 sum never reaches p;
@@ -39,6 +39,11 @@ class ChainSettings:
     presence_penalty: float = 0.0
     last_n: int = 64  # Llama(last_n_tokens_size=64)
 
+    @property
+    def penalises(self) -> bool:
+        """Whether the penalties change any logit (a window, and a penalty off its neutral value)."""
+        return self.last_n > 0 and (self.repeat_penalty, self.frequency_penalty, self.presence_penalty) != (1.0, 0.0, 0.0)
+
     @classmethod
     def from_settings(cls, settings) -> "ChainSettings":
         """From a :class:`specdec.SamplingSettings`: its samplers and penalties (the Python stages are
@@ -53,7 +58,7 @@ class ChainSettings:
 
 
 def _penalised(z: np.ndarray, history, s: ChainSettings) -> np.ndarray:
-    if s.last_n <= 0 or (s.repeat_penalty, s.frequency_penalty, s.presence_penalty) == (1.0, 0.0, 0.0):
+    if not s.penalises:
         return z
     window = list(history)[-s.last_n:]
     z = z.copy()
