@@ -105,6 +105,23 @@ def test_how_far_batches_move_the_law_is_measured_and_far_below_the_tested_tv(or
     assert all(np.array_equal(a.probs, b.probs) for a, b in zip(*single))
 
 
+
+def test_kept_prompts_and_shared_prefixes_give_what_a_fresh_context_gives(oracle):
+    """The oracle keeps each prompt evaluated in a context of its own and does not evaluate again the positions an
+    answer shares with the previous answer to its prompt: rows and laws bitwise those of a fresh context."""
+    prompts = [llama_subjects.PROMPT, LONG_PROMPT, llama_subjects.PROMPT, LONG_PROMPT, llama_subjects.PROMPT]
+    answers = [[2767, 2644, 2767, 2644], [2644] * 5, [2767, 2644, 2644, 2767], [2644, 2644, 2767], [2767, 2644, 2767, 2644, 2767]]
+    laws = oracle.token_laws(prompts, answers)
+    rows = [oracle.logits(prompt, answer) for prompt, answer in zip(prompts, answers)]
+    for prompt, answer, kept_laws, kept_rows in zip(prompts, answers, laws, rows):
+        fresh = LlamaCppOracle(llama_subjects.gguf_path(), sampling=llama_subjects.SAMPLING, n_ctx=256)
+        try:
+            fresh_rows, fresh_laws = fresh.logits(prompt, answer), fresh.token_laws([prompt], [answer])[0]
+        finally:
+            fresh.close()
+        assert np.array_equal(kept_rows, fresh_rows), (len(prompt), answer)
+        assert all(np.array_equal(a.probs, b.probs) and np.array_equal(a.ids, b.ids) for a, b in zip(kept_laws, fresh_laws)), answer
+
 def per_token(subject, oracle, **settings):
     started = time.perf_counter()
     report = specdec.check_tokens(subject, oracle, [llama_subjects.PROMPT], length=TOKEN_LENGTH, tv=TV, **settings)

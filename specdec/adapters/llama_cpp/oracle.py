@@ -1,8 +1,11 @@
 """llama.cpp's own law of every token of an answer, for the per-token check (a :class:`specdec.protocols.LawOracle`).
 
-:class:`LlamaCppOracle` evaluates each prompt once (kept in the KV cache while answers to it follow), then each
-answer after it one token at a time - as llama.cpp decodes without a draft - (``logits_all``: every position's
-raw float32 logits, llama-cpp-python 0.3.36), and turns each position's logits into the law llama.cpp samples
+:class:`LlamaCppOracle` evaluates each prompt once, in a llama.cpp context of its own (up to ``MAX_PROMPTS`` kept, the
+least recently used closed first: the checks ask their prompts in turn, row after row, and one context would evaluate
+each prompt again for every answer - half the oracle's time on the matrix's prompts), then each answer after it one
+token at a time - as llama.cpp decodes without a draft - (``logits_all``: every position's raw float32 logits,
+llama-cpp-python 0.3.36); the positions an answer shares with the previous answer to its prompt are not evaluated
+again (their KV entries and rows, made by the same one-token calls, are kept), and turns each position's logits into the law llama.cpp samples
 from with its sampler chain in its own order (:mod:`.sampler_chain`: truncation on the untempered law, then the
 temperature).  Each law is kept compact (:meth:`specdec.laws.TokenLaw.compact`: its support when small, else its
 32 most likely tokens and the rest's mass), so a chunk of answers over a 49,152-token vocabulary fits in memory.
@@ -40,6 +43,7 @@ by that rounding; the per-token check tests it against the law without a draft, 
 from __future__ import annotations
 
 import os
+from collections import OrderedDict
 
 import numpy as np
 
@@ -52,8 +56,19 @@ from .sampler_chain import ChainSettings, chain_law
 from .sampling_map import checked_settings, processors
 
 FLOOR = 1e-3  # per-token TV, a margin: one token at a time the oracle makes the calls the engine makes without a draft
+MAX_PROMPTS = 8  # prompts kept evaluated at once, a llama.cpp context each (the model's weights are shared: mmap)
 
-__all__ = ["FLOOR", "LlamaCppOracle"]
+__all__ = ["FLOOR", "MAX_PROMPTS", "LlamaCppOracle"]
+
+
+def _shared(before: list[int], after: list[int]) -> int:
+    """How many leading tokens ``after`` shares with ``before``."""
+    n = 0
+    for a, b in zip(before, after):
+        if a != b:
+            break
+        n += 1
+    return n
 
 
 class LlamaCppOracle:
@@ -79,8 +94,9 @@ class LlamaCppOracle:
             raise TypeError(f"prompt_accepted must be a bool, got {type(prompt_accepted).__name__}")
         self.prompt_accepted = prompt_accepted
         self.llama_args = dict(llama_args or {})
-        self._llm = None
-        self._prompt: list[int] | None = None  # the prompt in the KV cache
+        # a prompt (tuple) -> [its llama.cpp context, the answer tokens past the prompt in its KV cache, (the last answer
+        # scored, its laws)], least recently used first
+        self._contexts: OrderedDict[tuple[int, ...], list] = OrderedDict()
 
     @property
     def settings(self) -> str:
@@ -107,42 +123,65 @@ class LlamaCppOracle:
                 logits = stage(history, logits)
         return chain_law(logits, [*prompt, *answer_before] if self.prompt_accepted else answer_before, self.chain)
 
-    @property
-    def llm(self):
-        if self._llm is None:
-            require_version("specdec.adapters.llama_cpp.oracle", DISTRIBUTIONS, SUPPORTED_LLAMA_CPP)
-            from llama_cpp import Llama
+    def _new_llm(self):
+        require_version("specdec.adapters.llama_cpp.oracle", DISTRIBUTIONS, SUPPORTED_LLAMA_CPP)
+        from llama_cpp import Llama
 
-            args = dict(n_threads=max(1, (os.cpu_count() or 2) // 2))
-            args.update(self.llama_args)
-            args.setdefault("n_threads_batch", args["n_threads"])
-            self._llm = Llama(model_path=self.model_path, n_ctx=self.n_ctx, n_batch=self.n_ctx, logits_all=True, verbose=False, **args)
-        return self._llm
+        args = dict(n_threads=max(1, (os.cpu_count() or 2) // 2))
+        args.update(self.llama_args)
+        args.setdefault("n_threads_batch", args["n_threads"])
+        return Llama(model_path=self.model_path, n_ctx=self.n_ctx, n_batch=self.n_ctx, logits_all=True, verbose=False, **args)
+
+    def _context(self, prompt: list[int]) -> list:
+        """``prompt``'s context ``[llm, the answer tokens in its cache, (the last answer scored, its laws)]``, the prompt evaluated (a new context, or the least
+        recently used one reset, once ``MAX_PROMPTS`` are kept)."""
+        key = tuple(prompt)
+        if key in self._contexts:
+            self._contexts.move_to_end(key)
+            return self._contexts[key]
+        llm = self._contexts.popitem(last=False)[1][0] if len(self._contexts) >= MAX_PROMPTS else self._new_llm()
+        llm.reset()
+        llm.eval(prompt)
+        self._contexts[key] = context = [llm, [], ([], [])]
+        return context
 
     def logits(self, prompt, continuation) -> np.ndarray:
-        """Raw float32 logits (len(continuation), V) of every continuation position: the prompt (evaluated once while
-        the same prompt follows), then the answer one token at a time (as the engine decodes without a draft) or,
-        with ``batch``, in one batch."""
-        llm, prompt = self.llm, [int(t) for t in prompt]
+        """Raw float32 logits (len(continuation), V) of every continuation position: the prompt (evaluated once, in its
+        own context), then the answer one token at a time (as the engine decodes without a draft) from where it
+        parts from the previous answer to the prompt or, with ``batch``, in one batch."""
+        return self._logits(prompt, continuation, self.batch)
+
+    def _logits(self, prompt, continuation, batch: bool) -> np.ndarray:
+        prompt = [int(t) for t in prompt]
         if len(prompt) + len(continuation) > self.n_ctx or not prompt:
             raise ValueError(f"a prompt of {len(prompt)} and an answer of {len(continuation)} tokens do not fit n_ctx={self.n_ctx}")
-        if self._prompt != prompt:
-            llm.reset()
-            llm.eval(prompt)
-            self._prompt = prompt
-        llm.n_tokens = len(prompt)  # the KV cache past the prompt is dropped by the next eval
-        if self.batch:
-            llm.eval([int(t) for t in continuation[:-1]])
+        context = self._context(prompt)
+        llm, evaluated = context[0], [int(t) for t in continuation[:-1]]
+        kept = 0 if batch else _shared(context[1], evaluated)
+        llm.n_tokens = len(prompt) + kept  # the KV cache past it is dropped by the next eval; the rows before it stay
+        if batch:
+            llm.eval(evaluated)
         else:
-            for token in continuation[:-1]:
-                llm.eval([int(token)])
+            for token in evaluated[kept:]:
+                llm.eval([token])
+        context[1] = [] if batch else evaluated  # a batch's KV entries are not one-token ones: never kept
         return np.array(llm.scores[len(prompt) - 1 : len(prompt) - 1 + len(continuation)], dtype=np.float32)
 
     def token_laws(self, prompts, continuations) -> list[list[TokenLaw]]:
         out = []
         for prompt, continuation in zip(prompts, continuations):
-            rows = self.logits(prompt, continuation) if len(continuation) else []
-            out.append([row_law(self.law(rows[t], prompt, continuation[:t])) for t in range(len(continuation))])
+            continuation = [int(t) for t in continuation]
+            if not continuation:
+                out.append([])
+                continue
+            rows = self.logits(prompt, continuation)
+            context = self._contexts[tuple(int(t) for t in prompt)]
+            before, laws = context[2]
+            # a position whose prefix the previous answer to this prompt shares has that answer's law (same row, same history)
+            kept = min(_shared(before, continuation) + 1, len(laws), len(continuation))
+            laws = laws[:kept] + [row_law(self.law(rows[t], prompt, continuation[:t])) for t in range(kept, len(continuation))]
+            context[2] = (continuation, laws)
+            out.append(laws)
         return out
 
     def measure_floor(self, prompt, answers) -> dict:
@@ -153,20 +192,8 @@ class LlamaCppOracle:
         difference, "positions": positions compared}``."""
         by_position: dict[int, list[float]] = {}
         max_logit = 0.0
-        batch, self.batch = self.batch, True
-        try:
-            batches = [self.logits(prompt, answer) for answer in answers]
-        finally:
-            self.batch = batch
-        for answer, batched in zip(answers, batches):
-            llm = self.llm
-            llm.reset()
-            self._prompt = None
-            llm.eval([int(t) for t in prompt])
-            single = [np.array(llm.scores[len(prompt) - 1], dtype=np.float32)]
-            for token in answer[:-1]:
-                llm.eval([int(token)])
-                single.append(np.array(llm.scores[llm.n_tokens - 1], dtype=np.float32))
+        for answer in answers:
+            batched, single = self._logits(prompt, answer, True), self._logits(prompt, answer, False)
             for t, row in enumerate(single):
                 max_logit = max(max_logit, float(np.max(np.abs(batched[t] - row))))
                 a, b = self.law(batched[t], prompt, answer[:t]), self.law(row, prompt, answer[:t])
@@ -176,7 +203,5 @@ class LlamaCppOracle:
                 "max_logit": max_logit, "positions": sum(len(v) for v in by_position.values())}
 
     def close(self) -> None:
-        if self._llm is not None:
-            self._llm.close()
-            self._llm = None
-            self._prompt = None
+        while self._contexts:
+            self._contexts.popitem()[1][0].close()
