@@ -1,8 +1,9 @@
 """ONNX Runtime GenAI's own law of every token of an answer, for the per-token check (a :class:`specdec.protocols.LawOracle`).
 
 :class:`OrtGenAIOracle` runs the target model through onnxruntime-genai itself (a plain ``og.Generator``, no
-speculation): it appends a prompt once, then for each answer rewinds to the prompt (``Generator.rewind_to``) and appends
-the answer, and reads the raw float32 logits of every position (``Generator.get_output("logits")``: (1, n, V) after n
+speculation): it appends a prompt once, in a generator of its own (up to ``MAX_PROMPTS`` kept, the least recently used
+dropped first: the checks ask their prompts in turn, row after row, and one generator would append each prompt again for
+every answer), then for each answer rewinds to the prompt (``Generator.rewind_to``) and appends the answer, and reads the raw float32 logits of every position (``Generator.get_output("logits")``: (1, n, V) after n
 appended tokens; with ``batch=False`` one token at a time through ``get_logits``, as plain decoding runs).  Each row goes
 through the engine's sampler in numpy (:func:`.engine_law.engine_law`: the repetition penalty over the true prefix,
 then greedy, top-k / top-p and the temperature as ``ComputeSampledCategorical`` does), so the law is the engine's under
@@ -18,6 +19,7 @@ oracle states (a per-token TV, docs/reference.md §10, P2).
 from __future__ import annotations
 
 import os
+from collections import OrderedDict
 
 import numpy as np
 
@@ -30,8 +32,9 @@ from .engine_law import engine_law
 from .search_options import checked_settings, refuse_unmapped
 
 FLOOR = 1e-3  # per-token TV: a margin above the measured batch-shape rounding (module docstring)
+MAX_PROMPTS = 8  # prompts kept appended at once, a generator (its own KV cache) each, on one model
 
-__all__ = ["FLOOR", "OrtGenAIOracle"]
+__all__ = ["FLOOR", "MAX_PROMPTS", "OrtGenAIOracle"]
 
 
 class OrtGenAIOracle:
@@ -54,8 +57,7 @@ class OrtGenAIOracle:
         self.max_length = as_int("max_length", max_length, minimum=2)
         self.vocab_size = int(config["model"]["vocab_size"])
         self._model = None
-        self._generator = None
-        self._prompt: list[int] | None = None
+        self._generators: OrderedDict[tuple[int, ...], object] = OrderedDict()  # prompt -> its generator, LRU first
 
     @property
     def settings(self) -> str:
@@ -64,21 +66,26 @@ class OrtGenAIOracle:
                 f"{self.sampling_settings.label}; floor {self.floor:g})")
 
     def _prompted(self, prompt: list[int]):
-        """A plain generator holding ``prompt`` but its last token (appended again with each answer)."""
+        """A plain generator holding ``prompt`` but its last token (appended again with each answer): the prompt's
+        own, rewound to it, or a new one."""
         import onnxruntime_genai as og
 
         if self._model is None:
             self._model = load_model(self.model_dir, self.threads)
-        if self._prompt != prompt:
-            params = og.GeneratorParams(self._model)
-            params.set_search_options(do_sample=False, max_length=self.max_length, repetition_penalty=1.0)
-            self._generator = og.Generator(self._model, params)
-            if len(prompt) > 1:
-                self._generator.append_tokens(np.asarray(prompt[:-1], dtype=np.int32))
-            self._prompt = prompt
-        else:
-            self._generator.rewind_to(len(prompt) - 1)
-        return self._generator
+        key = tuple(prompt)
+        generator = self._generators.get(key)
+        if generator is not None:
+            self._generators.move_to_end(key)
+            generator.rewind_to(len(prompt) - 1)
+            return generator
+        if len(self._generators) >= MAX_PROMPTS:
+            self._generators.popitem(last=False)
+        params = og.GeneratorParams(self._model)
+        params.set_search_options(do_sample=False, max_length=self.max_length, repetition_penalty=1.0)
+        generator = self._generators[key] = og.Generator(self._model, params)
+        if len(prompt) > 1:
+            generator.append_tokens(np.asarray(prompt[:-1], dtype=np.int32))
+        return generator
 
     def logits(self, prompt, continuation) -> np.ndarray:
         """Raw float32 logits (len(continuation), V): the law's inputs at every answer position."""
@@ -135,6 +142,5 @@ class OrtGenAIOracle:
                 "max_logit": max_logit, "positions": sum(len(v) for v in by_position.values())}
 
     def close(self) -> None:
-        self._generator = None
+        self._generators.clear()
         self._model = None
-        self._prompt = None
