@@ -105,7 +105,6 @@ def test_how_far_batches_move_the_law_is_measured_and_far_below_the_tested_tv(or
     assert all(np.array_equal(a.probs, b.probs) for a, b in zip(*single))
 
 
-
 def test_kept_prompts_and_shared_prefixes_give_what_a_fresh_context_gives(oracle):
     """The oracle keeps each prompt evaluated in a context of its own and does not evaluate again the positions an
     answer shares with the previous answer to its prompt: rows and laws bitwise those of a fresh context."""
@@ -121,6 +120,7 @@ def test_kept_prompts_and_shared_prefixes_give_what_a_fresh_context_gives(oracle
             fresh.close()
         assert np.array_equal(kept_rows, fresh_rows), (len(prompt), answer)
         assert all(np.array_equal(a.probs, b.probs) and np.array_equal(a.ids, b.ids) for a, b in zip(kept_laws, fresh_laws)), answer
+
 
 def per_token(subject, oracle, **settings):
     started = time.perf_counter()

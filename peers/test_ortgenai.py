@@ -107,7 +107,6 @@ def test_the_oracles_one_pass_logits_are_within_its_floor_of_one_token_passes():
     assert measured["floor"] < FLOOR / 10 and measured["max_logit"] < 1e-3, measured
 
 
-
 def test_kept_prompts_give_the_logits_a_fresh_generator_gives(chat_prompt):
     """The oracle keeps a generator per prompt (the checks ask their prompts in turn): each answer's logits, one pass or
     one token at a time, bitwise those of a fresh oracle."""
@@ -119,6 +118,7 @@ def test_kept_prompts_give_the_logits_a_fresh_generator_gives(chat_prompt):
         assert len(kept._generators) == 2
         for prompt, answer, got in zip(prompts, answers, rows):
             assert np.array_equal(got, OrtGenAIOracle(subjects.model_dir(), settings=T1, batch=batch).logits(prompt, answer)), (batch, answer)
+
 
 def test_top_p_is_the_tail_bound_nucleus_not_the_exact_one(chat_prompt):
     started = time.perf_counter()

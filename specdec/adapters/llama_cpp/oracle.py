@@ -1,13 +1,13 @@
 """llama.cpp's own law of every token of an answer, for the per-token check (a :class:`specdec.protocols.LawOracle`).
 
 :class:`LlamaCppOracle` evaluates each prompt once, in a llama.cpp context of its own (up to ``MAX_PROMPTS`` kept, the
-least recently used closed first: the checks ask their prompts in turn, row after row, and one context would evaluate
-each prompt again for every answer - half the oracle's time on the matrix's prompts), then each answer after it one
-token at a time - as llama.cpp decodes without a draft - (``logits_all``: every position's raw float32 logits,
-llama-cpp-python 0.3.36); the positions an answer shares with the previous answer to its prompt are not evaluated
-again (their KV entries and rows, made by the same one-token calls, are kept), and turns each position's logits into the law llama.cpp samples
-from with its sampler chain in its own order (:mod:`.sampler_chain`: truncation on the untempered law, then the
-temperature).  Each law is kept compact (:meth:`specdec.laws.TokenLaw.compact`: its support when small, else its
+least recently used reset first: the checks ask their prompts in turn, row after row, and one context would evaluate
+each prompt again for every answer - a third to a half of the oracle's time on the matrix's prompts), then each answer
+after it one token at a time - as llama.cpp decodes without a draft - (``logits_all``: every position's raw float32
+logits, llama-cpp-python 0.3.36); the positions an answer shares with the previous answer to its prompt are not
+evaluated again (their KV entries, rows and laws, made by the same one-token calls, are kept), and turns each
+position's logits into the law llama.cpp samples from with its sampler chain in its own order (:mod:`.sampler_chain`:
+truncation on the untempered law, then the temperature).  Each law is kept compact (:meth:`specdec.laws.TokenLaw.compact`: its support when small, else its
 32 most likely tokens and the rest's mass), so a chunk of answers over a 49,152-token vocabulary fits in memory.
 
 The whole sampling record (``settings=``, a :class:`specdec.SamplingSettings`): llama-cpp-python 0.3.36 runs a
@@ -133,8 +133,8 @@ class LlamaCppOracle:
         return Llama(model_path=self.model_path, n_ctx=self.n_ctx, n_batch=self.n_ctx, logits_all=True, verbose=False, **args)
 
     def _context(self, prompt: list[int]) -> list:
-        """``prompt``'s context ``[llm, the answer tokens in its cache, (the last answer scored, its laws)]``, the prompt evaluated (a new context, or the least
-        recently used one reset, once ``MAX_PROMPTS`` are kept)."""
+        """``prompt``'s context ``[llm, the answer tokens in its cache, (the last answer scored, its laws)]``, the
+        prompt evaluated (a new context, or the least recently used one reset, once ``MAX_PROMPTS`` are kept)."""
         key = tuple(prompt)
         if key in self._contexts:
             self._contexts.move_to_end(key)

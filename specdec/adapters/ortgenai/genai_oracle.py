@@ -2,8 +2,9 @@
 
 :class:`OrtGenAIOracle` runs the target model through onnxruntime-genai itself (a plain ``og.Generator``, no
 speculation): it appends a prompt once, in a generator of its own (up to ``MAX_PROMPTS`` kept, the least recently used
-dropped first: the checks ask their prompts in turn, row after row, and one generator would append each prompt again for
-every answer), then for each answer rewinds to the prompt (``Generator.rewind_to``) and appends the answer, and reads the raw float32 logits of every position (``Generator.get_output("logits")``: (1, n, V) after n
+dropped first: the checks ask their prompts in turn, row after row, and one generator would append each prompt again
+for every answer), then for each answer rewinds to the prompt (``Generator.rewind_to``) and appends the answer, and
+reads the raw float32 logits of every position (``Generator.get_output("logits")``: (1, n, V) after n
 appended tokens; with ``batch=False`` one token at a time through ``get_logits``, as plain decoding runs).  Each row goes
 through the engine's sampler in numpy (:func:`.engine_law.engine_law`: the repetition penalty over the true prefix,
 then greedy, top-k / top-p and the temperature as ``ComputeSampledCategorical`` does), so the law is the engine's under
