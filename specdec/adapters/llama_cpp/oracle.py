@@ -7,8 +7,9 @@ after it one token at a time - as llama.cpp decodes without a draft - (``logits_
 logits, llama-cpp-python 0.3.36); the positions an answer shares with the previous answer to its prompt are not
 evaluated again (their KV entries, rows and laws, made by the same one-token calls, are kept), and turns each
 position's logits into the law llama.cpp samples from with its sampler chain in its own order (:mod:`.sampler_chain`:
-truncation on the untempered law, then the temperature).  Each law is kept compact (:meth:`specdec.laws.TokenLaw.compact`: its support when small, else its
-32 most likely tokens and the rest's mass), so a chunk of answers over a 49,152-token vocabulary fits in memory.
+truncation on the untempered law, then the temperature).  Each law is kept compact
+(:meth:`specdec.laws.TokenLaw.compact`: its support when small, else its 32 most likely tokens and the rest's mass),
+so a chunk of answers over a 49,152-token vocabulary fits in memory.
 
 The whole sampling record (``settings=``, a :class:`specdec.SamplingSettings`): llama-cpp-python 0.3.36 runs a
 request's Python ``logits_processor`` as the first sampler of its chain (``Llama._init_sampler``: a custom sampler
