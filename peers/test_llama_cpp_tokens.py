@@ -108,8 +108,10 @@ def test_how_far_batches_move_the_law_is_measured_and_far_below_the_tested_tv(or
 def test_kept_prompts_and_shared_prefixes_give_what_a_fresh_context_gives(oracle):
     """The oracle keeps each prompt evaluated in a context of its own and does not evaluate again the positions an
     answer shares with the previous answer to its prompt: rows and laws bitwise those of a fresh context."""
-    prompts = [llama_subjects.PROMPT, LONG_PROMPT, llama_subjects.PROMPT, LONG_PROMPT, llama_subjects.PROMPT]
-    answers = [[2767, 2644, 2767, 2644], [2644] * 5, [2767, 2644, 2644, 2767], [2644, 2644, 2767], [2767, 2644, 2767, 2644, 2767]]
+    long = [int(t) for t in np.random.default_rng(7).integers(0, 49152, 32)]  # 32 tokens, then one parting at the 21st
+    prompts = [llama_subjects.PROMPT, LONG_PROMPT, llama_subjects.PROMPT, LONG_PROMPT, llama_subjects.PROMPT, LONG_PROMPT, LONG_PROMPT]
+    answers = [[2767, 2644, 2767, 2644], [2644] * 5, [2767, 2644, 2644, 2767], [2644, 2644, 2767], [2767, 2644, 2767, 2644, 2767],
+               long, long[:20] + [2644] * 12]
     laws = oracle.token_laws(prompts, answers)
     rows = [oracle.logits(prompt, answer) for prompt, answer in zip(prompts, answers)]
     for prompt, answer, kept_laws, kept_rows in zip(prompts, answers, laws, rows):
