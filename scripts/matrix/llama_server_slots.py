@@ -78,7 +78,7 @@ def main(argv=None) -> int:
             result[f"seconds_{slots}"] = time.perf_counter() - started
         finally:
             server.stop(keep_log=True)
-    oracle = LlamaCppOracle(llama_subjects.gguf_path(), settings=settings, n_ctx=N_CTX, prompt_accepted=True)
+    oracle = LlamaCppOracle(llama_subjects.gguf_path(), settings=settings, n_ctx=N_CTX, prompt_accepted=True, eog_banned=True)
     try:
         for slots, got in answers.items():
             counts = outside_support(oracle, rows, got)

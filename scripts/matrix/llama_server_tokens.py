@@ -6,7 +6,8 @@ tokens, every emitted token counted), judged by :func:`specdec.conformance.token
 Per setting: the control (the server without speculation against
 :class:`specdec.adapters.llama_cpp.oracle.LlamaCppOracle` under the record - llama.cpp's sampler chain restated on the
 same GGUF's rows computed by llama-cpp-python 0.3.36, built from the same vendored llama.cpp commit, the penalties over
-the prompt and the answer as the server's ``init_sampler`` has them), run once and
+the prompt and the answer as the server's ``init_sampler`` has them, the end-of-generation tokens banned as its
+``ignore_eos`` bans them), run once and
 shared by the methods: only where it PASSes does the oracle judge ``ngram-simple`` and ``draft-simple`` (the servers
 of :mod:`.llama_server`, K = 4, 4 slots, one thread each).  What the server has no field for is REFUSED by the adapter,
 what the oracle cannot restate by the oracle.  Build the server first (``make llama-server``), then::
@@ -46,7 +47,7 @@ def main(argv=None) -> int:
 
     def oracle_of(settings):
         # llama-server accepts the prompt into its chain: the penalties' window spans prompt and answer
-        return LlamaCppOracle(llama_subjects.gguf_path(), settings=settings, n_ctx=N_CTX, prompt_accepted=True)
+        return LlamaCppOracle(llama_subjects.gguf_path(), settings=settings, n_ctx=N_CTX, prompt_accepted=True, eog_banned=True)
 
     return run_with_servers(MATRIX, lambda name: start(None if name == "plain" else name, FLASH_ATTENTION), pair, oracle_of, argv)
 

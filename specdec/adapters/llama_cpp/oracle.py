@@ -29,6 +29,13 @@ false)`` for every prompt token), so its window spans the prompt and the answer 
 Without it llama-server's control FAILs at a repetition penalty of 1.3 on the real prompts (tokens the server drew
 from its first position that the answer-only law gives probability 0, 2026-11-28).
 
+End of generation: llama-server's ``ignore_eos`` (what specdec's client sends, for answers of the asked length) is
+not llama-cpp-python's: it adds a logit bias of -inf for every end-of-generation token of the vocabulary
+(``common/common.cpp``, ``common_init_from_params``: ``logit_bias_eog``; ``tools/server/server-schema.cpp``, the
+``ignore_eos`` field's handler), so the server never draws them - ``eog_banned=True`` says so.  Without it
+llama-server's control FAILed at top-k 2 (T = 0.7, top-p 0.8): where the chat prompts' answers would end, the law
+without the ban kept only ``<|im_end|>`` and the server drew the next token (2026-11-28).
+
 The floor: evaluated one token at a time, the oracle's logits are those of the engine without a draft (the same
 calls on the same build).  ggml's kernels round differently for other batch shapes, and an engine that
 verifies drafts evaluates blocks of K + 1 tokens: :meth:`LlamaCppOracle.measure_floor` states how far batch
@@ -77,7 +84,7 @@ class LlamaCppOracle:
 
     def __init__(self, model_path: str | os.PathLike, *, sampling: SamplingConfig = SamplingConfig(), n_ctx: int = 512,
                  floor: float = FLOOR, chain: ChainSettings | None = None, llama_args: dict | None = None,
-                 batch: bool = False, settings=None, prompt_accepted: bool = False) -> None:
+                 batch: bool = False, settings=None, prompt_accepted: bool = False, eog_banned: bool = False) -> None:
         if not isinstance(sampling, SamplingConfig):
             raise TypeError(f"sampling must be a specdec.SamplingConfig, got {type(sampling).__name__}")
         if settings is not None and (sampling != SamplingConfig() or chain is not None):
@@ -94,6 +101,10 @@ class LlamaCppOracle:
         if not isinstance(prompt_accepted, bool):
             raise TypeError(f"prompt_accepted must be a bool, got {type(prompt_accepted).__name__}")
         self.prompt_accepted = prompt_accepted
+        if not isinstance(eog_banned, bool):
+            raise TypeError(f"eog_banned must be a bool, got {type(eog_banned).__name__}")
+        self.eog_banned = eog_banned
+        self._eog: np.ndarray | None = None  # the vocabulary's end-of-generation ids (llama_vocab_is_eog), once read
         self.llama_args = dict(llama_args or {})
         # a prompt (tuple) -> [its llama.cpp context, the answer tokens past the prompt in its KV cache, (the last answer
         # scored, its laws)], least recently used first
@@ -110,6 +121,8 @@ class LlamaCppOracle:
         python = f"; Python stages of {self.sampling_settings.label}" if stages else ""
         if c.penalises:
             chain += f"; penalties over the last {c.last_n} tokens of {'the prompt and ' if self.prompt_accepted else ''}the answer"
+        if self.eog_banned:
+            chain += "; end-of-generation tokens banned (llama-server's ignore_eos)"
         return (f"llama.cpp's sampler chain on every position's logits ({'the answer in one batch' if self.batch else 'one token at a time'}; "
                 f"{os.path.basename(self.model_path)}; {chain}{python}; floor {self.floor:g})")
 
@@ -117,12 +130,29 @@ class LlamaCppOracle:
         """The law (V,) the engine samples from at a position whose raw ``logits`` follow ``prompt`` and the answer's
         earlier tokens ``answer_before``: the Python stages on the true prefix, then the chain (module docstring)."""
         stages = processors(self.sampling_settings, len(prompt))
+        if self.eog_banned:
+            logits = np.array(logits, dtype=np.float32)
+            logits[self._eog_ids()] = -np.inf
         if stages:
             history = np.asarray([*prompt, *answer_before], dtype=np.intc)
             logits = np.array(logits, dtype=np.float32)
             for stage in stages:
                 logits = stage(history, logits)
         return chain_law(logits, [*prompt, *answer_before] if self.prompt_accepted else answer_before, self.chain)
+
+    def _eog_ids(self) -> np.ndarray:
+        """The vocabulary's end-of-generation ids (``llama_vocab_is_eog``, as ``common_init_from_params`` reads them)."""
+        if self._eog is None:
+            import llama_cpp
+
+            llm = next(iter(self._contexts.values()))[0] if self._contexts else self._new_llm()
+            try:
+                vocab = llm._model.vocab
+                self._eog = np.flatnonzero([llama_cpp.llama_vocab_is_eog(vocab, i) for i in range(llama_cpp.llama_vocab_n_tokens(vocab))])
+            finally:
+                if not self._contexts:
+                    llm.close()
+        return self._eog
 
     def _new_llm(self):
         require_version("specdec.adapters.llama_cpp.oracle", DISTRIBUTIONS, SUPPORTED_LLAMA_CPP)
