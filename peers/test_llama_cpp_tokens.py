@@ -124,6 +124,24 @@ def test_kept_prompts_and_shared_prefixes_give_what_a_fresh_context_gives(oracle
         assert all(np.array_equal(a.probs, b.probs) and np.array_equal(a.ids, b.ids) for a, b in zip(kept_laws, fresh_laws)), answer
 
 
+
+def test_banned_end_of_generation_tokens_have_probability_0_and_the_rest_the_chains_law(oracle):
+    """``eog_banned`` (llama-server's ``ignore_eos``: a logit bias of -inf on every end-of-generation token): those
+    tokens, the model's EOS among them, get probability 0 at every position; the others the chain's law without them."""
+    banned = LlamaCppOracle(llama_subjects.gguf_path(), sampling=llama_subjects.SAMPLING, n_ctx=256, eog_banned=True)
+    try:
+        answer = [2767, 2644, 2767, 2644, 2767]
+        rows = banned.logits(LONG_PROMPT, answer)
+        eog = banned._eog_ids()
+        assert next(iter(banned._contexts.values()))[0].token_eos() in eog.tolist() and len(eog) < 16, eog
+        for t, row in enumerate(rows):
+            law = banned.law(row, LONG_PROMPT, answer[:t])
+            masked = np.array(row, dtype=np.float32)
+            masked[eog] = -np.inf
+            assert law[eog].sum() == 0.0 and np.array_equal(law, oracle.law(masked, LONG_PROMPT, answer[:t])), t
+    finally:
+        banned.close()
+
 def per_token(subject, oracle, **settings):
     started = time.perf_counter()
     report = specdec.check_tokens(subject, oracle, [llama_subjects.PROMPT], length=TOKEN_LENGTH, tv=TV, **settings)
