@@ -95,15 +95,10 @@ class LlamaCppOracle:
         self.n_ctx = as_int("n_ctx", n_ctx, minimum=2)
         self.floor = as_float("floor", floor, minimum=0.0, maximum=1.0)
         self.tolerance = 1e-6
-        if not isinstance(batch, bool):
-            raise TypeError(f"batch must be a bool, got {type(batch).__name__}")
-        self.batch = batch
-        if not isinstance(prompt_accepted, bool):
-            raise TypeError(f"prompt_accepted must be a bool, got {type(prompt_accepted).__name__}")
-        self.prompt_accepted = prompt_accepted
-        if not isinstance(eog_banned, bool):
-            raise TypeError(f"eog_banned must be a bool, got {type(eog_banned).__name__}")
-        self.eog_banned = eog_banned
+        for name, flag in (("batch", batch), ("prompt_accepted", prompt_accepted), ("eog_banned", eog_banned)):
+            if not isinstance(flag, bool):
+                raise TypeError(f"{name} must be a bool, got {type(flag).__name__}")
+        self.batch, self.prompt_accepted, self.eog_banned = batch, prompt_accepted, eog_banned
         self._eog: np.ndarray | None = None  # the vocabulary's end-of-generation ids (llama_vocab_is_eog), once read
         self.llama_args = dict(llama_args or {})
         # a prompt (tuple) -> [its llama.cpp context, the answer tokens past the prompt in its KV cache, (the last answer
@@ -128,14 +123,15 @@ class LlamaCppOracle:
 
     def law(self, logits, prompt, answer_before) -> np.ndarray:
         """The law (V,) the engine samples from at a position whose raw ``logits`` follow ``prompt`` and the answer's
-        earlier tokens ``answer_before``: the Python stages on the true prefix, then the chain (module docstring)."""
+        earlier tokens ``answer_before``: the end-of-generation ban (``eog_banned``), the Python stages on the true
+        prefix, then the chain (module docstring)."""
         stages = processors(self.sampling_settings, len(prompt))
+        if self.eog_banned or stages:
+            logits = np.array(logits, dtype=np.float32)  # a copy: the caller's row stays as it was
         if self.eog_banned:
-            logits = np.array(logits, dtype=np.float32)
             logits[self._eog_ids()] = -np.inf
         if stages:
             history = np.asarray([*prompt, *answer_before], dtype=np.intc)
-            logits = np.array(logits, dtype=np.float32)
             for stage in stages:
                 logits = stage(history, logits)
         return chain_law(logits, [*prompt, *answer_before] if self.prompt_accepted else answer_before, self.chain)
