@@ -17,13 +17,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import time
-
-import numpy as np
 
 from fixtures import llama_subjects
 from specdec.adapters.llama_cpp.llama_server import LlamaServerDecoder
 from specdec.adapters.llama_cpp.oracle import LlamaCppOracle
+from specdec.conformance.reported_logprobs import _oracle_logprob
 
 from . import runner
 from .llama_server import start
@@ -34,20 +34,12 @@ from .token_prompts import LENGTH, token_prompts
 BANDS = [(0, 1), (1, 2), (2, 4), (4, 8), (8, 16), (16, 32)]  # positions 1, 2, 3-4, 5-8, 9-16, 17-32 (the check's strata)
 
 
-def probability(law, token: int) -> float:
-    """``token``'s probability in a :class:`specdec.laws.TokenLaw` (0 outside a listed support)."""
-    if law.ids is None:
-        return float(law.probs[token])
-    where = np.flatnonzero(law.ids == token)
-    return float(law.probs[where[0]]) if where.size else 0.0
-
-
 def outside_support(oracle, prompts, answers) -> list[int]:
     """Per band of :data:`BANDS`, the answers' tokens the oracle gives probability 0."""
     counts = [0] * len(BANDS)
     for answer, laws in zip(answers, oracle.token_laws(prompts, answers)):
         for t, (token, law) in enumerate(zip(answer, laws)):
-            if probability(law, int(token)) == 0.0:
+            if _oracle_logprob(law, int(token)) == -math.inf:  # probability 0: outside the law's support
                 counts[next(b for b, (lo, hi) in enumerate(BANDS) if lo <= t < hi)] += 1
     return counts
 
