@@ -166,6 +166,17 @@ def test_banned_end_of_generation_tokens_have_probability_0_and_the_rest_the_cha
     finally:
         banned.close()
 
+@pytest.mark.parametrize("changes", [{"samples_per_request": 1}, {"seeded": False}])
+def test_how_rows_are_asked_does_not_change_the_oracles_law(oracle, changes):
+    """n per request and unseeded requests (llama-server takes both) are not refused by the oracle: a row's law is
+    the same record's without them."""
+    asked = LlamaCppOracle(llama_subjects.gguf_path(), settings=specdec.SamplingSettings(temperature=0.7, top_p=0.8, **changes), n_ctx=256)
+    answer = [2767, 2644, 2767]
+    rows = oracle.logits(LONG_PROMPT, answer)
+    assert asked.chain == oracle.chain
+    assert all(np.array_equal(asked.law(row, LONG_PROMPT, answer[:t]), oracle.law(row, LONG_PROMPT, answer[:t])) for t, row in enumerate(rows))
+
+
 def per_token(subject, oracle, **settings):
     started = time.perf_counter()
     report = specdec.check_tokens(subject, oracle, [llama_subjects.PROMPT], length=TOKEN_LENGTH, tv=TV, **settings)

@@ -19,8 +19,9 @@ adapter maps a logit bias, allowed ids, bad words, a minimum of new tokens and t
 (:func:`.sampling_map.processors`); this oracle calls the *same* stages on the *true* prefix - the prompt and the
 answer's own earlier tokens, what ``_input_ids`` holds when the engine samples without a draft - and then the chain,
 so its law is the engine's under the whole record.  A user processor must be a pure function of (history, logits):
-the oracle calls it again, once per position.  What the adapter refuses (``samples_per_request``, ``seeded=False``)
-the oracle refuses too, by name; stop tokens end an answer (the check's ``eos_token_id``).
+the oracle calls it again, once per position.  How the rows are asked (``samples_per_request``, ``seeded=False``) does
+not change a row's law: the oracle takes both (llama-server takes them; llama-cpp-python's adapter refuses them, by
+name); stop tokens end an answer (the check's ``eos_token_id``).
 
 The penalties' history: llama-cpp-python's ``generate`` accepts only the tokens it generates into the chain, so the
 penalties' window (the last 64 tokens) holds the answer alone; llama.cpp's own ``llama-server`` accepts the prompt's
@@ -50,6 +51,7 @@ by that rounding; the per-token check tests it against the law without a draft, 
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections import OrderedDict
 
@@ -57,6 +59,7 @@ import numpy as np
 
 from ..._validation import as_float, as_int
 from ...laws.oracles import TokenLaw, row_law
+from ...sampling_settings import settings_from
 from ...warpers import SamplingConfig
 from .._common import require_version
 from .in_process import DISTRIBUTIONS, SUPPORTED_LLAMA_CPP
@@ -90,7 +93,9 @@ class LlamaCppOracle:
         if settings is not None and (sampling != SamplingConfig() or chain is not None):
             raise ValueError("give sampling= (or chain=) or settings= (a SamplingSettings), not both")
         self.model_path = os.fspath(model_path)
-        self.sampling_settings = checked_settings(None if settings is not None else sampling, settings)
+        # n per request and the seed change how rows are asked, not a row's law (module docstring)
+        asked = settings_from(None if settings is not None else sampling, settings)
+        self.sampling_settings = checked_settings(None, dataclasses.replace(asked, samples_per_request=None, seeded=True))
         self.chain = chain or ChainSettings.from_settings(self.sampling_settings)
         self.n_ctx = as_int("n_ctx", n_ctx, minimum=2)
         self.floor = as_float("floor", floor, minimum=0.0, maximum=1.0)
