@@ -105,13 +105,13 @@ def chain_law(logits, history, settings: ChainSettings) -> np.ndarray:
         # ulp off glibc's expf, which moved the nucleus' last token on real rows; this agreed on every row tried
         p = np.exp((z[ids] - z[ids].max()).astype(np.float64)).astype(np.float32)
         p /= np.cumsum(p, dtype=np.float32)[-1]  # the sequential float32 sum, in the order the survivors stand
+        # by logit, the sequential cumulative sums reaching p; unsorted, ids is the identity and p is indexed by id
+        reaching = lambda ranked: np.cumsum(p if by_logit else p[ranked], dtype=np.float32) >= np.float32(settings.top_p)  # noqa: E731
         ranked = ids if by_logit else _by_logit(z, ids, PARTIAL)
-        for _ in range(2):
-            cum = np.cumsum(p if by_logit else p[ranked], dtype=np.float32)  # unsorted, ids is the identity: p[id]
-            reached = cum >= np.float32(settings.top_p)
-            if reached.any() or ranked.shape[0] == ids.shape[0]:
-                break
-            ranked = _by_logit(z, ids)  # the PARTIAL most likely fell short: every survivor, by logit
+        reached = reaching(ranked)
+        if not reached.any() and ranked.shape[0] < ids.shape[0]:  # the PARTIAL most likely fell short: every survivor
+            ranked = _by_logit(z, ids)
+            reached = reaching(ranked)
         ids = ranked[: int(np.argmax(reached)) + 1] if reached.any() else ranked
     if settings.min_p > 0:
         ids = ids[z[ids] >= z[ids].max() + np.log(np.float32(settings.min_p))]
