@@ -45,7 +45,12 @@ faster) costs as a floor.  Measured with llama-cpp-python 0.3.36's default build
 (``make peers``, .peers/llama-oracle-floor.json): logits move by up to 0.8, a position's law by a mean TV of
 0.005 (18 + 8 tokens of context; largest single TV 0.07) to 0.024 (54 + 32 tokens): ggml's llamafile sgemm
 kernels serve batches, not single tokens.  A build with ``-DGGML_LLAMAFILE=OFF`` gave bitwise equal logits for
-every batch shape tried.  So the law of llama.cpp's speculative decoding differs from its law without a draft
+every batch shape tried - its own, not the default build's: it evaluates the prompt without those kernels too, and
+that moves every later row (``scripts/llama_build_floor.py``, 2026-11-28, 16 answers of 32 tokens the default build
+drew at T = 0.7 on the matrix's prompts: logits by up to 2.5, a position's law by a mean TV of 0.029 against the
+default build one token at a time, more than the default build's own batches move it, 0.019), and one batch an
+answer cost 8.3 ms a position against 14.9 one token at a time: the oracle stays on the engine's build, one token
+at a time.  So the law of llama.cpp's speculative decoding differs from its law without a draft
 by that rounding; the per-token check tests it against the law without a draft, at a TV far above it.
 """
 
