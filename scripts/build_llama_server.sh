@@ -56,14 +56,16 @@ CMAKE_FLAGS=(
     -DLLAMA_BUILD_UI=OFF              # no npm
     -DLLAMA_USE_PREBUILT_UI=OFF       # no Web UI download from Hugging Face at build time
 )
-# x86-64: keep -march=native but without AMX.  Firecracker-style VMs report AMX in CPUID without
-# enabling its register state; a -march=native build then crashes (SIGSEGV at `ldtilecfg` in
-# ggml_backend_amx_mul_mat) while warming up the model.  Explicit -mno-* flags win over
-# -march=native in GCC and Clang regardless of their order.
+# x86-64: keep -march=native but without AMX, AVX-512 and AVX-VNNI.  Firecracker-style VMs report AMX in
+# CPUID without enabling its register state; a -march=native build then crashes (SIGSEGV at `ldtilecfg` in
+# ggml_backend_amx_mul_mat) while warming up the model.  AVX-512's kernels round verification batches
+# differently from single tokens by far more than AVX2's (the Makefile's LLAMA_CPU_FLAGS): every AVX2 machine
+# runs the same AVX2 kernels.  Explicit -mno-* flags win over -march=native in GCC and Clang regardless of
+# their order.
 case "$(uname -m)" in
     x86_64|amd64)
-        NO_AMX="-mno-amx-tile -mno-amx-int8 -mno-amx-bf16"
-        CMAKE_FLAGS+=("-DCMAKE_C_FLAGS=$NO_AMX" "-DCMAKE_CXX_FLAGS=$NO_AMX")
+        CPU_FLAGS="-mno-amx-tile -mno-amx-int8 -mno-amx-bf16 -mno-avx512f -mno-avxvnni"
+        CMAKE_FLAGS+=("-DCMAKE_C_FLAGS=$CPU_FLAGS" "-DCMAKE_CXX_FLAGS=$CPU_FLAGS")
         ;;
 esac
 
