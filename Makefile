@@ -65,11 +65,11 @@ $(PEERS_VENV)/.installed: pyproject.toml Makefile
 
 # llama-cpp-python compiles llama.cpp with -march=native.  On x86-64 it is built without AMX, AVX-512 and AVX-VNNI:
 # VMs (this one, CI's) report AMX in CPUID without enabling its register state, and ggml's AMX matrix product then
-# dies with SIGSEGV in the first decode; and an AVX-512 machine's kernels (llamafile sgemm's wider tiles) round a
-# verification batch differently from one token at a time, by far more than an AVX2 build does: CI on such a machine
-# measured a batch floor of 0.023 a position where this build measures 0.005 (peers/test_llama_cpp_tokens.py), which
-# the per-token checks cannot absorb.  So every x86-64 machine with AVX2 runs the same AVX2 kernels (the same flags in
-# scripts/build_llama_server.sh).  --no-cache-dir: pip's wheel cache ignores CMAKE_ARGS.
+# dies with SIGSEGV in the first decode; and a wider instruction set changes ggml's kernels (llamafile sgemm's
+# AVX-512 tiles): CI on another machine (CPU not recorded) measured a batch floor of 0.023 a position where this
+# AVX2 build measures 0.005 (peers/test_llama_cpp_tokens.py), more than the per-token checks absorb.  So every x86-64
+# machine with AVX2 runs the same AVX2 kernels (the same flags in scripts/build_llama_server.sh; docs/matrix.md).
+# --no-cache-dir: pip's wheel cache ignores CMAKE_ARGS.
 LLAMA_CPU_FLAGS := -mno-amx-tile -mno-amx-int8 -mno-amx-bf16 -mno-avx512f -mno-avxvnni
 LLAMA_CMAKE_ARGS ?= $(if $(filter x86_64 amd64,$(shell uname -m)),-DCMAKE_C_FLAGS='$(LLAMA_CPU_FLAGS)' -DCMAKE_CXX_FLAGS='$(LLAMA_CPU_FLAGS)')
 $(LLAMA_VENV)/.installed: pyproject.toml Makefile
