@@ -63,15 +63,14 @@ $(PEERS_VENV)/.installed: pyproject.toml Makefile
 	$(PEERS_PY) -m pip check || true
 	touch $@
 
-# llama-cpp-python compiles llama.cpp with -march=native.  On x86-64 it is built without AMX, AVX-512 and AVX-VNNI:
-# VMs (this one, CI's) report AMX in CPUID without enabling its register state, and ggml's AMX matrix product then
-# dies with SIGSEGV in the first decode; and a wider instruction set changes ggml's kernels (llamafile sgemm's
-# AVX-512 tiles): CI on another machine (CPU not recorded) measured a batch floor of 0.023 a position where this
-# AVX2 build measures 0.005 (peers/test_llama_cpp_tokens.py), more than the per-token checks absorb.  So every x86-64
-# machine with AVX2 runs the same AVX2 kernels (the same flags in scripts/build_llama_server.sh; docs/matrix.md).
-# --no-cache-dir: pip's wheel cache ignores CMAKE_ARGS.
-LLAMA_CPU_FLAGS := -mno-amx-tile -mno-amx-int8 -mno-amx-bf16 -mno-avx512f -mno-avxvnni
-LLAMA_CMAKE_ARGS ?= $(if $(filter x86_64 amd64,$(shell uname -m)),-DCMAKE_C_FLAGS='$(LLAMA_CPU_FLAGS)' -DCMAKE_CXX_FLAGS='$(LLAMA_CPU_FLAGS)')
+# llama-cpp-python compiles llama.cpp for one instruction set on every x86-64 machine: AVX2 with FMA, F16C and BMI2
+# (x86-64-v3; GGML_NATIVE=OFF), the same binary arithmetic wherever CI or a session builds it (scripts/build_llama_server.sh
+# builds llama-server so too).  Its default, -march=native, differs by machine: on AMX machines the first decode died
+# with SIGSEGV (the VM reports AMX in CPUID without enabling its register state), and the kernels change with the
+# instruction set, so does how far a verification batch moves the laws from one token at a time: 0.005 a position
+# where first measured (an AMX machine, so AVX-512), 0.023 on the AVX2 machines of CI and this session
+# (peers/test_llama_cpp_tokens.py, docs/matrix.md).  --no-cache-dir: pip's wheel cache ignores CMAKE_ARGS.
+LLAMA_CMAKE_ARGS ?= $(if $(filter x86_64 amd64,$(shell uname -m)),-DGGML_NATIVE=OFF -DGGML_SSE42=ON -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON)
 $(LLAMA_VENV)/.installed: pyproject.toml Makefile
 	$(PYTHON) -m venv $(LLAMA_VENV)
 	$(LLAMA_PY) -m pip install --quiet --upgrade pip
@@ -225,7 +224,7 @@ peers: $(PEERS_VENV)/.installed $(LLAMA_VENV)/.installed
 
 # The peers checks that go lower in TV, and the soak (about 95 minutes): vLLM's sampler at TV 0.005 and its bench run, the A/B checks of vLLM's server and llama.cpp at
 # n = 6,000-8,000 per side, a 20-minute check of vLLM's server under a fault every 3 minutes (restarts included),
-# every token of llama.cpp's prompt lookup at a per-token TV of 0.03 (about 25 minutes: one answer at a time), and
+# every token of llama.cpp's prompt lookup at a per-token TV of 0.08 (3 x the AVX2 build's floor; one answer at a time), and
 # llama.cpp's own llama-server (built first, about 6 minutes; its tests about 2).
 peers-slow: $(PEERS_VENV)/.installed $(LLAMA_VENV)/.installed $(LLAMA_SERVER)
 	HF_HUB_OFFLINE=1 $(PEERS_PY) -m pytest -m "peers and slow" $(wildcard peers/test_vllm_*.py) -p no:randomly --specdec-alpha $(PEERS_ALPHA) -s $(DURATIONS)

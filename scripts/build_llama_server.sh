@@ -46,7 +46,6 @@ fi
 CMAKE_FLAGS=(
     -DCMAKE_BUILD_TYPE=Release
     -DBUILD_SHARED_LIBS=OFF           # one self-contained binary
-    -DGGML_NATIVE=ON                  # -march=native: the binary is for this machine only
     -DLLAMA_OPENSSL=OFF               # no HTTPS (LLAMA_CURL no longer exists in this version)
     -DLLAMA_BUILD_SERVER=ON
     -DLLAMA_BUILD_TOOLS=ON            # tools/server lives under tools/
@@ -56,16 +55,18 @@ CMAKE_FLAGS=(
     -DLLAMA_BUILD_UI=OFF              # no npm
     -DLLAMA_USE_PREBUILT_UI=OFF       # no Web UI download from Hugging Face at build time
 )
-# x86-64: keep -march=native but without AMX, AVX-512 and AVX-VNNI.  Firecracker-style VMs report AMX in
-# CPUID without enabling its register state; a -march=native build then crashes (SIGSEGV at `ldtilecfg` in
-# ggml_backend_amx_mul_mat) while warming up the model.  AVX-512's kernels round verification batches
-# differently from single tokens by far more than AVX2's (the Makefile's LLAMA_CPU_FLAGS): every AVX2 machine
-# runs the same AVX2 kernels.  Explicit -mno-* flags win over -march=native in GCC and Clang regardless of
-# their order.
+# x86-64: one instruction set on every machine, AVX2 with FMA, F16C and BMI2 (x86-64-v3), not -march=native: the
+# same binary arithmetic wherever it is built (the Makefile's LLAMA_CMAKE_ARGS, for llama-cpp-python, whose oracle
+# judges this server).  A native build differs by machine: on AMX machines it crashed (the VM reports AMX in CPUID
+# without enabling its register state: SIGSEGV at `ldtilecfg` in ggml_backend_amx_mul_mat), and its kernels, so
+# how far a verification batch moves the laws from one token at a time, change with the instruction set.
+# Elsewhere: -march=native (the binary is for this machine only).
 case "$(uname -m)" in
     x86_64|amd64)
-        CPU_FLAGS="-mno-amx-tile -mno-amx-int8 -mno-amx-bf16 -mno-avx512f -mno-avxvnni"
-        CMAKE_FLAGS+=("-DCMAKE_C_FLAGS=$CPU_FLAGS" "-DCMAKE_CXX_FLAGS=$CPU_FLAGS")
+        CMAKE_FLAGS+=(-DGGML_NATIVE=OFF -DGGML_SSE42=ON -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON)
+        ;;
+    *)
+        CMAKE_FLAGS+=(-DGGML_NATIVE=ON)
         ;;
 esac
 

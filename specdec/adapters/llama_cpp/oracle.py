@@ -41,17 +41,19 @@ The floor: evaluated one token at a time, the oracle's logits are those of the e
 calls on the same build).  ggml's kernels round differently for other batch shapes, and an engine that
 verifies drafts evaluates blocks of K + 1 tokens: :meth:`LlamaCppOracle.measure_floor` states how far batch
 evaluation moves the laws (per position, the mean TV), which is also what ``batch=True`` (one batch per answer,
-faster) costs as a floor.  Measured with llama-cpp-python 0.3.36's default build on SmolLM2's Q4_1 GGUF
-(``make peers``, .peers/llama-oracle-floor.json): logits move by up to 0.8, a position's law by a mean TV of
-0.005 (18 + 8 tokens of context; largest single TV 0.07) to 0.024 (54 + 32 tokens): ggml's llamafile sgemm
-kernels serve batches, not single tokens.  A build with ``-DGGML_LLAMAFILE=OFF`` gave bitwise equal logits for
+faster) costs as a floor.  Measured with llama-cpp-python 0.3.36 on SmolLM2's Q4_1 GGUF (``make peers``,
+.peers/llama-oracle-floor.json): on the AVX2 build the Makefile makes on every x86-64 machine (2026-11-29), logits
+move by up to 2.0, a position's law by a mean TV of 0.023 (18 + 8 tokens of context; largest single TV 0.26) and
+0.021 (54 + 32 tokens); on an AVX-512 machine's native build (2026-11-25) by up to 0.8, 0.005 and 0.024: ggml's
+llamafile sgemm kernels serve batches, not single tokens, and their rounding follows the instruction set.  A build with ``-DGGML_LLAMAFILE=OFF`` gave bitwise equal logits for
 every batch shape tried - its own, not the default build's: it evaluates the prompt without those kernels too, and
 that moves every later row (``scripts/llama_build_floor.py``, 2026-11-28, 16 answers of 32 tokens the default build
 drew at T = 0.7 on the matrix's prompts: logits by up to 2.5, a position's law by a mean TV of 0.029 against the
 default build one token at a time, more than the default build's own batches move it, 0.019), and one batch an
 answer cost 8.3 ms a position against 14.9 one token at a time: the oracle stays on the engine's build, one token
 at a time.  So the law of llama.cpp's speculative decoding differs from its law without a draft
-by that rounding; the per-token check tests it against the law without a draft, at a TV far above it.
+by that rounding; the per-token check tests it against the law without a draft, at a TV of at least three times
+that floor.
 """
 
 from __future__ import annotations
