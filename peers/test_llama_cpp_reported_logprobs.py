@@ -10,13 +10,19 @@ first rejected draft and re-evaluates).  So the raw oracle (T = 1, no truncation
 law (T = 0.7, top-p 0.8) is not what it reports, and the test says so (a FAIL against it).
 
 The emitted ids are read from ``llm._input_ids`` (the response gives token strings); each answer's last token is
-left out: it is not written there (a first run read the draft's token in its slot: a harness error of 4.3 nats).  Measured (2026-11-27, 2 seeds x 11 tokens = 22, 21 listed): control max 2.4e-7 nats (tolerance 2 x + 1e-6 =
-1.5e-6); lookup: positions 0-5 max 0.0, positions 6-10 up to 0.114 nats (mean 0.009), the batch-shape rounding
-of this build (ggml's llamafile sgemm), not a reported law other than the sampled one: the reported rows are the
-rows llama.cpp samples from.  A one-token control cannot set the tolerance for rows computed in blocks: the test
-bounds them by ``BATCH_BOUND`` and holds the first positions (context <= 24 tokens, where the floor is 0) to the
-control's tolerance.  Deterministic comparison; 2 seeds x 11 tokens per side on the fixtures' " cat"/" dog" prompt: 6 s on a quiet
-machine, up to 65 s measured on 2 cores shared with other runs."""
+left out: it is not written there (a first run read the draft's token in its slot: a harness error of 4.3 nats).
+Each answer starts from a reset context, its prompt evaluated in one batch as the oracle evaluates it: with the
+prompt kept from the previous answer, llama-cpp-python evaluates only its last token again, alone, and on the AVX2
+build (the Makefile's ``LLAMA_CMAKE_ARGS``) that row differs from the batch's by up to 0.045 nats (2026-11-29: the
+harness's own mistake, which an AVX-512 build's batch-invariant short contexts had hidden).  Measured on the AVX2
+build (2026-11-29, 2 seeds x 11 tokens = 22, all listed): control max 3.4e-7 nats (tolerance 2 x + 1e-6 = 1.7e-6);
+lookup: positions 0-1 max 0.0, positions 2-10 up to 0.151 nats (mean 0.020), the batch-shape rounding of this
+build (ggml's llamafile sgemm: lookup verifies blocks of K + 1), not a reported law other than the sampled one: the
+reported rows are the rows llama.cpp samples from (on 2026-11-27's AVX-512 build positions 0-5 were exact and the
+largest 0.114).  A one-token control cannot set the tolerance for rows computed in blocks: the test bounds them by
+``BATCH_BOUND`` and holds the first position (the prompt's own row, evaluated alike on both sides) to the control's
+tolerance.  Deterministic comparison; 2 seeds x 11 tokens per side on the fixtures' " cat"/" dog" prompt: 6 s on a
+quiet machine, up to 65 s measured on 2 cores shared with other runs."""
 
 import numpy as np
 import pytest
@@ -28,8 +34,8 @@ from specdec.warpers import SamplingConfig
 
 LENGTH = 12
 SEEDS = (1, 2)
-BATCH_BOUND = 0.25  # nats: lookup's blocks vs one-token rows, measured max 0.114 at position 8 (2026-11-27)
-CONTROL_BOUND = 0.05  # the control's own bound: batch-shape rounding of this build's kernels (LlamaCppOracle's floor)
+BATCH_BOUND = 0.25  # nats: lookup's blocks vs one-token rows, measured max 0.151 at position 3 (AVX2 build, 2026-11-29)
+CONTROL_BOUND = 1e-4  # the control's own bound: the same evaluations on both sides, measured 3.4e-7 (float32 log-softmax)
 
 
 def _answers(num_pred_tokens):
@@ -42,6 +48,7 @@ def _answers(num_pred_tokens):
     prompt = list(llama_subjects.PROMPT)
     answers, reported = [], []
     for seed in SEEDS:
+        llm.reset()  # every answer from the prompt evaluated in one batch, as the oracle does (no prefix kept from the last)
         out = llm.create_completion(prompt, max_tokens=LENGTH, temperature=0.7, top_p=0.8, top_k=0, min_p=0.0,
                                     repeat_penalty=1.0, logprobs=1, seed=seed)
         logprobs = out["choices"][0]["logprobs"]["token_logprobs"]
@@ -64,10 +71,10 @@ def test_llama_cpp_reports_the_raw_law_with_and_without_prompt_lookup():
     print(f"control max {control.max_deviation:.3g} mean {control.mean_deviation:.3g} n={control.tokens}; "
           f"tolerance {tolerance:.3g}; lookup max {report.max_deviation:.3g} mean {report.mean_deviation:.3g} "
           f"n={report.tokens}; by position {np.round(report.by_position, 4).tolist()}")
-    # positions 0-5 (contexts up to 18 + 6 tokens): equal to the one-token control within its tolerance; later ones
-    # differ by this build's batch-shape rounding (lookup verifies blocks of K + 1; the rows it reports are the rows it
-    # samples from, Llama.generate), the same effect LlamaCppOracle's floor measures (test_llama_cpp_tokens)
-    assert report.tokens >= 20 and max(report.by_position[:6]) <= tolerance, (report, tolerance)
+    # position 0 (the prompt's row, one batch on both sides): equal to the one-token control within its tolerance; later
+    # ones differ by this build's batch-shape rounding (lookup verifies blocks of K + 1; the rows it reports are the rows
+    # it samples from, Llama.generate), the same effect LlamaCppOracle's floor measures (test_llama_cpp_tokens)
+    assert report.tokens >= 20 and report.by_position[0] <= tolerance, (report, tolerance)
     assert report.max_deviation <= BATCH_BOUND, report
     sampled = compare_logprobs(LlamaCppOracle(llama_subjects.gguf_path(), sampling=llama_subjects.SAMPLING, n_ctx=256),
                                prompts[:1], answers[:1], reported[:1], claims="sampled", tolerance=tolerance)
