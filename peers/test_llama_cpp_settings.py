@@ -6,9 +6,10 @@
 * the same bug as a law: a processor that forbids repeating the last token makes the engine with prompt
   lookup repeat it (A/B FAIL, located at the prefix, outside the run's budget at the production level);
 * penalties are not affected (llama.cpp's penalties sampler keeps its own history of drawn tokens): with a
-  presence penalty prompt lookup emits the law of the engine without a draft (A/B PASS, from the run's budget).
+  presence penalty prompt lookup emits the law of the engine without a draft (A/B PASS, from the run's budget;
+  ``slow``: ``make peers`` judges the same cell per token, test_llama_cpp_settings_tokens.py).
 
-About 3 minutes on 2 shared cores.
+About a minute on 2 cores (``make peers``).
 """
 
 import pytest
@@ -47,6 +48,7 @@ def test_b18_a_history_reading_processor_changes_the_law_under_prompt_lookup():
     assert report.verdict == "FAIL" and report.speculation["drafts"] > 50, report.format()
 
 
+@pytest.mark.slow  # make peers judges this cell per token (test_llama_cpp_settings_tokens.py): 66 s saved (2026-11-29)
 def test_a_presence_penalty_keeps_the_law_under_prompt_lookup(specdec_budget):
     report = _ab(SETTINGS["presence penalty"], 400, tv=None, seed=42, budget=specdec_budget,
                  name="llama.cpp prompt lookup with a presence penalty vs no draft")

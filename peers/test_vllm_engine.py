@@ -9,8 +9,8 @@ n-gram speculation drafts at every request; L = 2, four cells).  What the runs s
 * with n-gram speculation, as shipped, it does not: vLLM #55005 (its CPU expand shim feeds the
   verifier uninitialised temperatures); with the shim fixed, the same engine passes, with drafts
   verified and accepted;
-* a lossy recovered-token kernel planted inside the running engine is caught, with position and prefix (this and
-  the draft model as shipped run under ``slow``: ``make peers-slow``);
+* a lossy recovered-token kernel planted inside the running engine is caught, with position and prefix (this, the
+  draft model as shipped and the draft model with the shim fixed run under ``slow``: ``make peers-slow``);
 * top-k under n-gram speculation crashes vLLM 0.32's CPU build: the report is an ERROR naming the call;
 * vLLM's float32 CPU forward is within 1e-4 in logits of transformers' on the tested contexts, far
   below what the checks can detect.
@@ -43,14 +43,15 @@ class Run:
     expected: str  # the verdict this run must have
 
 
-RUNS = [  # make peers (CI): the control, B15 as shipped and fixed, B16
-    Run("plain", 0.15, "PASS"),
+RUNS = [  # make peers (CI): the control, B15 as shipped and fixed, B16; the PASS runs at TV 0.2 (n about 560: at 0.15,
+    # n = 1,001, they took 122-222 s each, 344 s the five two at a time, 2026-11-29)
+    Run("plain", 0.2, "PASS"),
     Run("ngram", 0.3, "FAIL"),
-    Run("ngram_fixed", 0.15, "PASS"),
-    Run("draft_model_fixed", 0.15, "PASS"),
+    Run("ngram_fixed", 0.2, "PASS"),
     Run("ngram_top_k", 0.3, "ERROR"),
 ]
-SLOW_RUNS = [  # make peers-slow: B15 through the draft model too, and the planted kernel (about 3 minutes more)
+SLOW_RUNS = [  # make peers-slow: the draft model fixed and B15 through it, and the planted kernel (about 4 minutes more)
+    Run("draft_model_fixed", 0.2, "PASS"),
     Run("ngram_planted", 0.15, "FAIL"),
     Run("draft_model", 0.3, "FAIL"),
 ]
@@ -110,10 +111,13 @@ def test_engine_verdict(runs, run):
     assert result["returncode"] == {"PASS": 0, "FAIL": 1, "ERROR": 3}[run.expected]
 
 
+def assert_speculated(result: dict, name: str) -> None:
+    spec = subject_report(result)["speculation"]
+    assert spec["drafts"] > 100 and 0 < spec["accepted_tokens"] < spec["draft_tokens"], (name, spec)
+
+
 def test_speculation_happened_where_it_passed(runs):
-    for name in ("ngram_fixed", "draft_model_fixed"):
-        spec = subject_report(runs[name])["speculation"]
-        assert spec["drafts"] > 100 and 0 < spec["accepted_tokens"] < spec["draft_tokens"], (name, spec)
+    assert_speculated(runs["ngram_fixed"], "ngram_fixed")
     assert subject_report(runs["plain"])["speculation"] is None  # the control does not speculate
 
 
@@ -129,11 +133,16 @@ def test_the_fail_is_located_at_the_verified_position(runs):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("run", SLOW_RUNS, ids=[r.subject for r in SLOW_RUNS])
-def test_the_slow_runs_fail_at_the_verified_position(slow_runs, run):
+def test_the_slow_runs_have_their_verdicts(slow_runs, run):
     result = slow_runs[run.subject]
     print(show(run.subject, result))
-    assert subject_report(result).get("verdict") == run.expected and result["returncode"] == 1, show(run.subject, result)
-    assert_located_at_the_verified_position(result, run.subject)
+    assert subject_report(result).get("verdict") == run.expected, show(run.subject, result)
+    if run.expected == "PASS":
+        assert result["returncode"] == 0
+        assert_speculated(result, run.subject)
+    else:  # the FAILs where the first draft is verified
+        assert result["returncode"] == 1
+        assert_located_at_the_verified_position(result, run.subject)
 
 
 def test_a_crash_of_the_engine_is_an_error_that_names_the_call(runs):
@@ -175,7 +184,7 @@ def test_vllm_cpu_forward_is_transformers_forward_far_below_the_detectable_tv(ru
     rows = json.loads(done.stdout.strip().splitlines()[-1])
     (REPORTS / "vllm-logit-distance.json").write_text(json.dumps(rows, indent=2))
     print(json.dumps(rows, indent=2))
-    detectable = min(subject_report(runs[name])["reached_tv"] for name in ("plain", "ngram_fixed", "draft_model_fixed"))
+    detectable = min(subject_report(runs[name])["reached_tv"] for name in ("plain", "ngram_fixed"))
     for row in rows:
         assert row["entries"] == 49152
         assert row["max_abs_logit_diff"] < 1e-2 and row["tv_warped"] < detectable / 100, (row, detectable)
