@@ -10,7 +10,7 @@ library once, from ``LLAMA_CPP_LIB_PATH`` when set); printed: the largest logit 
 mean and largest TV of the tempered laws, and milliseconds a position.  Build the other library first, e.g. without
 llamafile's sgemm kernels (about 20 minutes on 2 cores)::
 
-    CMAKE_ARGS="-DCMAKE_C_FLAGS='-mno-amx-tile -mno-amx-int8 -mno-amx-bf16 -mno-avx512f -mno-avxvnni' -DCMAKE_CXX_FLAGS='-mno-amx-tile -mno-amx-int8 -mno-amx-bf16 -mno-avx512f -mno-avxvnni' -DGGML_LLAMAFILE=OFF" \\
+    CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_SSE42=ON -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON -DGGML_LLAMAFILE=OFF" \\
         .venv-llama/bin/python -m pip install --no-deps --no-cache-dir --target /tmp/oraclelib llama-cpp-python==0.3.36
     HF_HUB_OFFLINE=1 .venv-llama/bin/python -m scripts.llama_build_floor --lib /tmp/oraclelib/llama_cpp/lib
 
