@@ -18,9 +18,9 @@ the temperature), so the reference is the same engine without a draft.  What the
   outside the run's budget, as the mutants do).
 
 n per side is fixed from the measured rates (one thread each on a busy 2-core machine: ``plain`` about 29
-samples/s, ``lookup`` about 14): the A/B PASS at n = 1,000 per side takes about 2 minutes and reaches TV
-about 0.21 at the budget's per-check alpha (2e-8 / 1000 under ``make peers``; 2,000 a side took 248 s for 0.153); the
-file about 3 minutes.
+samples/s, ``lookup`` about 14): the A/B PASS at n = 600 per side takes about 75 s and reaches TV
+about 0.27 at the budget's per-check alpha (2e-8 / 1000 under ``make peers``; 1,000 a side took 129 s for about 0.21,
+2,000 248 s for 0.153); the file about 3 minutes.
 ``-m "peers and slow"`` runs n = 8,000 per side instead (about 14 minutes, TV about 0.08).
 """
 
@@ -34,7 +34,7 @@ from fixtures import llama_subjects
 from specdec.adapters._common import PeerVersionError
 from specdec.adapters.llama_cpp import DISTRIBUTIONS, SUPPORTED_LLAMA_CPP, LlamaCppDecoder
 
-N = 1_000  # samples per side of the A/B PASS: TV about 0.21 (2,000 reached 0.153 in 248 s, 2026-11-29; every token: make peers' per-token cells)
+N = 600  # samples per side of the A/B PASS: TV about 0.27 (1,000 reached about 0.21 in 129 s, 2,000 0.153 in 248 s, 2026-11-29; every token: make peers' per-token cells)
 N_SLOW = 8_000
 N_PLANTED = 300  # the planted bug is far (TV about 0.65): p about 1e-68 at this n
 COUPLED_ROWS = 200
@@ -70,7 +70,7 @@ def test_prompt_lookup_emits_the_law_without_draft(specdec_budget):
     spec = report.speculation
     assert spec["drafts"] == N and 0 < spec["accepted_tokens"] < spec["drafts"], spec  # drafts kept and replaced
     assert llama_subjects.plain.speculation_counts() is None  # the control does not speculate
-    assert report.reached_tv < 0.25
+    assert report.reached_tv < 0.3
 
 
 def test_with_one_seed_the_draft_changes_no_token():
