@@ -64,3 +64,45 @@ def test_every_tool_a_workflow_calls_exists_in_the_environment(name):
                 assert (bindir / Path(tool).name).exists(), f"{name}: {tool} is not installed by make install"
             else:
                 assert tool == "make", f"{name}: unexpected command {run!r}"
+
+
+def _recipe(makefile: str, target: str) -> list[str]:
+    """The recipe lines of ``target`` (continuation lines joined)."""
+    lines, inside, recipe = makefile.splitlines(), False, []
+    for line in lines:
+        if inside:
+            if not line.startswith("\t"):
+                break
+            recipe.append(line.strip())
+        elif line.startswith(f"{target}:"):
+            inside = True
+    return " ".join(r.rstrip("\\") if r.endswith("\\") else r + "\n" for r in recipe).splitlines()
+
+
+def _pytest_runs(makefile: str, target: str) -> int:
+    """pytest processes that `make target` starts: its own, and those of the targets its recipe makes."""
+    runs = 0
+    for line in _recipe(makefile, target):
+        runs += line.count("-m pytest ")
+        if "$(MAKE)" in line:
+            for called in line.split("--no-print-directory", 1)[1].split(">")[0].split("&")[0].split():
+                runs += _pytest_runs(makefile, called)
+    return runs
+
+
+def test_a_correct_implementation_fails_ci_at_most_once_in_a_million():
+    """CI's runs share 1e-6 by the union bound: make test's --specdec-alpha (pyproject) plus PEERS_ALPHA for every
+    pytest run `make peers` starts (one per engine's slice)."""
+    import re
+    import tomllib
+
+    addopts = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["pytest"]["ini_options"]["addopts"]
+    main = float(re.search(r"--specdec-alpha (\S+)", addopts).group(1))
+    makefile = (ROOT / "Makefile").read_text()
+    peers_alpha = float(re.search(r"^PEERS_ALPHA \?= (\S+)", makefile, re.M).group(1))
+    runs = _pytest_runs(makefile, "peers")
+    assert runs == 6, runs  # vLLM, llama.cpp, OpenVINO GenAI, ONNX Runtime GenAI, mistral.rs, node-llama-cpp
+    assert all("--specdec-alpha $(PEERS_ALPHA)" in line for t in ("peers", "peers-engines") for line in _recipe(makefile, t)
+               if "-m pytest " in line)
+    total = main + runs * peers_alpha
+    assert total < 1e-6, f"make test {main:g} + {runs} peers runs x {peers_alpha:g} = {total:g}"
