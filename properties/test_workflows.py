@@ -68,8 +68,8 @@ def test_every_tool_a_workflow_calls_exists_in_the_environment(name):
 
 def _recipe(makefile: str, target: str) -> list[str]:
     """The recipe lines of ``target`` (continuation lines joined)."""
-    lines, inside, recipe = makefile.splitlines(), False, []
-    for line in lines:
+    inside, recipe = False, []
+    for line in makefile.splitlines():
         if inside:
             if not line.startswith("\t"):
                 break
