@@ -10,7 +10,9 @@ Options (``make bench`` uses the defaults):
 --bench-threads T      torch threads on CPU (default: every CPU this process may use)
 
 With ``--benchmark-disable`` (the test suite's default) every benchmark runs once on a tiny
-workload (4 tokens, 1 round), so the suite keeps the code paths alive without timing them.
+workload (4 tokens, 1 round), so the suite keeps the code paths alive without timing them, and each
+configuration on one task kind (the kinds in turn over the grid, so every kind's prompts still run),
+its costs calibrated in 2 rounds (9 when timed): the whole configuration x kind grid is ``make bench``'s.
 At the end the table of every row measured is printed and written, with the rows as JSON,
 to ``.benchmarks/latest/`` (``specdec bench plot`` reads it): both files name the run (commit and
 start time, :func:`specdec.bench.latest.run_stamp`) and are replaced atomically.
@@ -23,7 +25,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from perf.harness import (CUDA_STATIC_GRID, FULL_PEER_GRID, KINDS, PEER_GRID, STATIC_GRID, STATIC_KINDS, Plan, Workbench,
+from perf.harness import (CALIBRATION_ROUNDS, CUDA_STATIC_GRID, FULL_PEER_GRID, KINDS, PEER_GRID, STATIC_GRID, STATIC_KINDS, Plan, Workbench,
                           default_grid, full_grid)
 from specdec.workload.prompts import PROMPTS
 
@@ -57,19 +59,35 @@ def pytest_configure(config):
             raise pytest.UsageError(f"--{name.replace('_', '-')} must be {bound}, got {value}")
 
 
+def _benchmarks_disabled(config) -> bool:
+    """pytest-benchmark's own rule (its BenchmarkSession): --benchmark-disable unless --benchmark-enable."""
+    return bool(config.getoption("benchmark_disable") and not config.getoption("benchmark_enable"))
+
+
+def _parametrize_grid(metafunc, name: str, grid, kinds) -> None:
+    """``name`` x kind over the grid; with benchmarks disabled (the test suite) one kind per configuration, in turn."""
+    if _benchmarks_disabled(metafunc.config):
+        pairs = [(config, kinds[index % len(kinds)]) for index, config in enumerate(grid)]
+    else:
+        pairs = [(config, kind) for config in grid for kind in kinds]
+    metafunc.parametrize((name, "kind"), pairs, ids=[f"{config.name}-{kind}" for config, kind in pairs])
+
+
 def pytest_generate_tests(metafunc):
     if "static_config" in metafunc.fixturenames:  # the static-cache regime: a K sweep over every kind on CUDA
         cuda = torch.device(metafunc.config.getoption("bench_device")).type == "cuda"
         grid, kinds = (CUDA_STATIC_GRID, KINDS) if cuda else (STATIC_GRID, STATIC_KINDS)
-        metafunc.parametrize("static_config", grid, ids=[c.name for c in grid])
-        metafunc.parametrize("kind", kinds)
+        _parametrize_grid(metafunc, "static_config", grid, kinds)
     elif "config" in metafunc.fixturenames:
         full = metafunc.config.getoption("bench_grid") == "full"
         if "peer" in metafunc.function.__name__:
             grid = FULL_PEER_GRID if full else PEER_GRID
         else:
             grid = full_grid() if full else default_grid()
-        metafunc.parametrize("config", grid, ids=[c.name for c in grid])
+        if "kind" in metafunc.fixturenames:
+            _parametrize_grid(metafunc, "config", grid, KINDS)
+        else:
+            metafunc.parametrize("config", grid, ids=[c.name for c in grid])
 
 
 def pytest_benchmark_update_machine_info(config, machine_info):
@@ -89,7 +107,8 @@ def bench_device(request) -> torch.device:
 @pytest.fixture(scope="session")
 def workbench(request, bench_device) -> Workbench:
     opt = request.config.getoption
-    return Workbench(bench_device, opt("bench_threads"), max_new_tokens=opt("bench_new_tokens"))
+    rounds = 2 if _benchmarks_disabled(request.config) else CALIBRATION_ROUNDS  # the suite times nothing
+    return Workbench(bench_device, opt("bench_threads"), max_new_tokens=opt("bench_new_tokens"), calibration_rounds=rounds)
 
 
 @pytest.fixture

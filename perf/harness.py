@@ -86,10 +86,14 @@ class Plan:
 class Workbench:
     """Models, prompts and calibrated costs for one session (built lazily, cached)."""
 
-    def __init__(self, device: torch.device, threads: int | None, max_new_tokens: int) -> None:
+    def __init__(self, device: torch.device, threads: int | None, max_new_tokens: int,
+                 calibration_rounds: int = CALIBRATION_ROUNDS) -> None:
+        """``calibration_rounds``: the fewest rounds of each cost calibration (the test suite, which times nothing,
+        asks 2: the spread's code path with a tenth of the forwards)."""
         from fixtures.models import smollm2
 
         self.device = device
+        self.calibration_rounds = calibration_rounds
         self.max_new_tokens = max_new_tokens
         self.threads = pin_threads(threads) if device.type == "cpu" else torch.get_num_threads()
         model, self.tokenizer = smollm2()
@@ -118,13 +122,13 @@ class Workbench:
 
     def costs(self, key: str, rounds: int) -> StepCosts:
         """Target pass costs for K = 0..MAX_K and the draft's cost per token, calibrated once per draft kind (at least
-        CALIBRATION_ROUNDS interleaved rounds: each row's prediction carries their spread)."""
+        ``calibration_rounds`` interleaved rounds: each row's prediction carries their spread)."""
         if key not in self._costs:
             context = list(self.prompts("summarisation", 1)[0])
             draft = key.removesuffix("-static")
             kwargs = {"draft_model": self.draft_model} if draft == "model" else {"draft_lookup": self.draft_source(draft)}
             cache = self.static_cache if key.endswith("-static") else "dynamic"
-            self._costs[key] = calibrate(self.target, context, MAX_K, rounds=max(rounds, CALIBRATION_ROUNDS), target_cache=cache, **kwargs)
+            self._costs[key] = calibrate(self.target, context, MAX_K, rounds=max(rounds, self.calibration_rounds), target_cache=cache, **kwargs)
         return self._costs[key]
 
     def draft_source(self, draft: str):
@@ -171,4 +175,4 @@ def breakdown_run(bench: Workbench, prompt, config: Config, plan: Plan, draft_le
                           target_cache=bench.target_cache(config))
 
 
-__all__ = ["CUDA_STATIC_GRID", "Config", "KINDS", "PEER_GRID", "STATIC_GRID", "STATIC_KINDS", "Plan", "Round", "Workbench", "default_grid", "full_grid", "run_side"]
+__all__ = ["CALIBRATION_ROUNDS", "CUDA_STATIC_GRID", "Config", "KINDS", "PEER_GRID", "STATIC_GRID", "STATIC_KINDS", "Plan", "Round", "Workbench", "default_grid", "full_grid", "run_side"]

@@ -11,9 +11,7 @@ autoregressive decoding emitted the same tokens.
 
 from __future__ import annotations
 
-import pytest
-
-from perf.harness import KINDS, Round, breakdown_run, run_side
+from perf.harness import Round, breakdown_run, run_side
 from specdec.bench.rows import summarise
 
 
@@ -63,7 +61,6 @@ def _store(benchmark, workbench, plan, config, kind, record_row):
         record_row(row)
 
 
-@pytest.mark.parametrize("kind", KINDS)
 def test_speculative_vs_autoregressive(benchmark, workbench, plan, config, kind, record_row):
     _store(benchmark, workbench, plan, config, kind, record_row)
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from perf.harness import KINDS, Config
+from perf.harness import Config
 from specdec.bench.clock import spread, timed
 
 
@@ -41,7 +41,6 @@ def hf_generate(workbench, prompt, config: Config, new_tokens: int, speculative:
     return out[0, ids.shape[1]:].tolist()
 
 
-@pytest.mark.parametrize("kind", KINDS)
 def test_peer_speculative_vs_generate(benchmark, workbench, plan, config, kind, record_peer):
     prompts = workbench.prompts(kind, plan.prompts)
     ratios, pending, per_second = [], {}, {"speculative": [], "autoregressive": []}
