@@ -25,8 +25,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from perf.harness import (CALIBRATION_ROUNDS, CUDA_STATIC_GRID, FULL_PEER_GRID, KINDS, PEER_GRID, STATIC_GRID, STATIC_KINDS, Plan, Workbench,
-                          default_grid, full_grid)
+from perf.harness import (CALIBRATION_ROUNDS, CUDA_STATIC_GRID, FULL_PEER_GRID, KINDS, PEER_GRID, STATIC_GRID, STATIC_KINDS,
+                          Plan, Workbench, default_grid, full_grid)
 from specdec.workload.prompts import PROMPTS
 
 ROWS_KEY = pytest.StashKey[list]()
