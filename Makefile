@@ -210,7 +210,7 @@ peers-install: $(PEERS_VENV)/.installed $(LLAMA_VENV)/.installed peers-envs
 # export, mistral.rs's, node-llama-cpp's): .ci/run builds them niced, three at a time (make -j3), while make test runs -
 # the pip installs mostly wait on downloads, and llama-cpp-python's compile (about 6 minutes alone, 18 beside make test)
 # takes the core make test's one pytest process leaves; one after the other they took 1,823 s beside make test on an AVX2
-# machine (2026-11-29), the compile 1,120 s of it.
+# machine (2026-11-29), the compile 1,120 s of it; three at a time 1,555 s (and make test about a quarter slower).
 peers-envs: $(PEERS_VENV)/.installed $(LLAMA_VENV)/.installed $(OPENVINO_VENV)/.installed $(ORTGENAI_MODELS)/.exported $(MISTRALRS_VENV)/.installed $(NODELLAMA_DIR)/.installed
 
 check: $(VENV)/.installed
