@@ -1,0 +1,88 @@
+"""llama-server's draft-simple cells under truncating samplers FAILed per token on 2026-11-29: at top-k (T = 0.7,
+top_k = 2, top_p = 0.8) 5 of 512 emitted tokens, at min-p (T = 0.7, top_p = 0.8, min_p = 0.2) 10 of 2,048, have
+probability 0 in the law of the server without a draft (:class:`LlamaCppOracle`, one token at a time, whose controls
+PASSed at 0.03 on 18,304 and 30,336 tokens).  Is the cause the verification batch's arithmetic - the target evaluates
+the last accepted token and the K = 4 drafts in one batch, whose logits are not the one-token ones (llama.cpp's AVX2
+build: 0.023 TV a position on average, ``scripts/llama_build_floor.py``) - moving a token across the truncation's
+boundary (top-2; min-p's ln 5 = 1.609 logits below the top one)?  For each located (prompt, answer prefix, token): the
+last position's logits evaluated one token at a time, and with the prefix's last m - 1 tokens and the new position in
+one batch of m (m = 2..5, the shapes of a verification batch): the token's rank, its gap below the top logit and the
+top-3 logits::
+
+    HF_HUB_OFFLINE=1 .venv-llama/bin/python -m scripts.findings.llama_server_draft_truncation_support
+
+Seen on this machine (AMD EPYC, AVX2 build, 2026-11-29, 30 s): every located token sits at a near-tie of its
+boundary.  top-k: token 386 after a 23-token prefix is rank 3 one token at a time (logits 12.894, 12.888, 12.811)
+and rank 1 in a batch of 4 or 5.  min-p: token 32648 after a 15-token prefix is 1.675 logits below the top one
+token at a time (cut) and 1.576 / 1.420 below it in a batch of 4 / 5 (kept); token 1038 (emitted 3 times in 64
+answers at the same 6-token prefix) is 1.613 below the top one token at a time, 0.004 outside.  The other located
+tokens are near-ties this probe does not flip: the server's whole KV history was written in such batches, the probe
+writes only the last few tokens so.  The acceptance rule is not the cause: ``common_sampler_sample_and_accept_n``
+(``common/sampling.cpp``) samples the whole chain at every position and keeps a draft only when it equals the
+sample, lossless in exact arithmetic.  llama.cpp's maintainers call batch-size-dependent results expected ("we use
+different kernels for different batch sizes", ggml-org/llama.cpp#23335; #25618 open for greedy): what this adds is
+that under a truncating sampler the difference is not a tie broken the other way but a token the engine without
+speculation never emits at that prefix.  Exits 1 when a verification-shaped batch keeps a located token that one
+token at a time cuts (the mechanism reproduced), 0 otherwise.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from fixtures import llama_subjects
+from scripts.matrix.token_prompts import token_prompts
+
+MIN_P_GAP = float(np.log(1 / 0.2))  # min_p = 0.2 keeps a token within this many logits of the top one
+CASES = [  # (setting, prompt index as the report counts, answer prefix, the emitted token of probability 0)
+    ("top-k", 1, [5056, 4445, 367, 2618, 635, 3806, 25782, 303, 23, 11204, 546, 28, 425], 11390),
+    ("top-k", 1, [5056, 216, 33, 34, 32, 3487, 25782, 2618, 4445, 25782, 303, 23, 1185, 773, 28, 16718, 393, 271, 4049, 90, 17476, 367, 2618], 386),
+    ("top-k", 1, [5056, 4445, 18244, 303, 23, 447, 301, 367, 379, 437, 85, 25782, 2618, 6496, 290, 367], 303),
+    ("min-p", 0, [504, 2591, 506, 12064, 335, 624], 1038),  # emitted 3 times in 64 answers
+    ("min-p", 1, [46719, 393, 271, 694, 42623, 367, 2618, 4445, 25782, 2618, 2399, 85, 28, 613, 397], 32648),
+]
+
+
+def _kept(setting: str, rank: int, gap: float) -> bool:
+    """Whether the setting's truncation keeps a token of this rank and this logit gap below the top one."""
+    return rank <= 2 if setting == "top-k" else gap <= MIN_P_GAP
+
+
+def _last_logits(llm, prompt: list[int], prefix: list[int], batch: int) -> np.ndarray:
+    """Logits after ``prefix``: one token at a time up to its last ``batch`` tokens, those in one batch."""
+    llm.reset()
+    llm.eval(prompt)
+    head, tail = prefix[: len(prefix) - batch], prefix[len(prefix) - batch :]
+    for token in head:
+        llm.eval([token])
+    if batch == 1:
+        llm.eval(tail)
+        return np.array(llm.scores[llm.n_tokens - 1], dtype=np.float32)
+    llm.eval(tail + [0])  # the position after the prefix is the batch's second to last row; a placeholder after it
+    return np.array(llm.scores[llm.n_tokens - 2], dtype=np.float32)
+
+
+def main() -> int:
+    from llama_cpp import Llama
+
+    prompts = token_prompts()
+    llm = Llama(model_path=str(llama_subjects.gguf_path()), n_ctx=512, n_batch=512, logits_all=True, verbose=False, n_threads=1)
+    reproduced = 0
+    for setting, index, prefix, token in CASES:
+        print(f"{setting}: prompt {index} (len {len(prompts[index])}), answer prefix of {len(prefix)} tokens, emitted {token}:")
+        for batch in (1, 2, 3, 4, 5):
+            logits = _last_logits(llm, list(prompts[index]), prefix, batch)
+            order = np.argsort(-logits)
+            rank, gap = int(np.where(order == token)[0][0]) + 1, float(logits[order[0]] - logits[token])
+            top = ", ".join(f"{int(t)}: {logits[t]:.4f}" for t in order[:3])
+            label = "one token at a time" if batch == 1 else f"last {batch - 1} + 1 in one batch of {batch}"
+            print(f"  {label:32s} rank {rank}, {gap:.3f} below the top   top 3: {top}")
+            if batch == 1:
+                alone = _kept(setting, rank, gap)
+            reproduced += not alone and _kept(setting, rank, gap)
+    print(f"min-p keeps a token within {MIN_P_GAP:.3f} logits of the top one; top-k = 2 the first two")
+    return 1 if reproduced else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
