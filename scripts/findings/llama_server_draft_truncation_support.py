@@ -6,15 +6,15 @@ the last accepted token and the K = 4 drafts in one batch, whose logits are not 
 build: 0.023 TV a position on average, ``scripts/llama_build_floor.py``) - moving a token across the truncation's
 boundary (top-2; min-p's ln 5 = 1.609 logits below the top one)?  For each located (prompt, answer prefix, token): the
 last position's logits evaluated one token at a time, and with the prefix's last m - 1 tokens and the new position in
-one batch of m (m = 2..5, the shapes of a verification batch): the token's rank, its gap below the top logit and the
+one batch of m (m = 2..5; a K = 4 verification batch has 5 rows): the token's rank, its gap below the top logit and the
 top-3 logits::
 
     HF_HUB_OFFLINE=1 .venv-llama/bin/python -m scripts.findings.llama_server_draft_truncation_support
 
 Seen on this machine (AMD EPYC, AVX2 build, 2026-11-29, 30 s): every located token sits at a near-tie of its
 boundary.  top-k: token 386 after a 23-token prefix is rank 3 one token at a time (logits 12.894, 12.888, 12.811)
-and rank 1 in a batch of 4 or 5.  min-p: token 32648 after a 15-token prefix is 1.675 logits below the top one
-token at a time (cut) and 1.576 / 1.420 below it in a batch of 4 / 5 (kept); token 1038 (emitted 3 times in 64
+and rank 1 in a batch of 5, a K = 4 verification's shape.  min-p: token 32648 after a 15-token prefix is 1.675 logits
+below the top one token at a time (cut) and 1.576 below it in a batch of 5 (kept); token 1038 (emitted 3 times in 64
 answers at the same 6-token prefix) is 1.613 below the top one token at a time, 0.004 outside.  The other located
 tokens are near-ties this probe does not flip: the server's whole KV history was written in such batches, the probe
 writes only the last few tokens so.  The acceptance rule is not the cause: ``common_sampler_sample_and_accept_n``
@@ -49,16 +49,20 @@ def _kept(setting: str, rank: int, gap: float) -> bool:
 
 
 def _last_logits(llm, prompt: list[int], prefix: list[int], batch: int) -> np.ndarray:
-    """Logits after ``prefix``: one token at a time up to its last ``batch`` tokens, those in one batch."""
+    """Logits after ``prefix`` from a batch of ``batch`` rows: the prefix one token at a time up to its last
+    ``batch - 1`` tokens, then those and a placeholder in one batch, the prefix's last row second to last (as a
+    verification batch's row of its last accepted token or a draft is followed by the next draft); ``batch`` = 1: the
+    whole prefix one token at a time."""
     llm.reset()
     llm.eval(prompt)
-    head, tail = prefix[: len(prefix) - batch], prefix[len(prefix) - batch :]
+    if batch == 1:
+        for token in prefix:
+            llm.eval([token])
+        return np.array(llm.scores[llm.n_tokens - 1], dtype=np.float32)
+    head, tail = prefix[: len(prefix) - (batch - 1)], prefix[len(prefix) - (batch - 1) :]
     for token in head:
         llm.eval([token])
-    if batch == 1:
-        llm.eval(tail)
-        return np.array(llm.scores[llm.n_tokens - 1], dtype=np.float32)
-    llm.eval(tail + [0])  # the position after the prefix is the batch's second to last row; a placeholder after it
+    llm.eval(tail + [0])
     return np.array(llm.scores[llm.n_tokens - 2], dtype=np.float32)
 
 
