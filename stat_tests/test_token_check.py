@@ -68,10 +68,11 @@ def test_one_uniform_shared_by_a_block_fails_by_its_consecutive_pairs():
     moves (it PASSed check_tokens at TV 0.01 after 23,388 answers), the pairs (P7) FAIL it."""
     from fixtures import subjects
 
+    # a mutant: no false alarm to budget for, the user's default alpha; 1,024 rows a call: 21 s where 256 took 36
+    # (FAILs after 11,814 answers, pairs p 2.7e-11, pooled 1.7e-5)
     report = check_tokens(subjects.shared_uniform_decoder, TargetLawOracle(subjects.tiny_target()), [[1, 2, 3], [4, 5]],
-                          tv=0.01, seed=0, family_alpha=1e-6, rows_per_call=1024,  # a mutant: no false alarm to budget
-                          name="one uniform per block (B7), per token")  # for, the user's default alpha; 1,024 rows a
-    pairs = report.checks[-1]  # call: 21 s where 256 took 36 (FAILs after 11,814 answers, pairs p 2.7e-11, pooled 1.7e-5)
+                          tv=0.01, seed=0, family_alpha=1e-6, rows_per_call=1024, name="one uniform per block (B7), per token")
+    pairs = report.checks[-1]
     assert report.verdict == "FAIL" and not pairs.passed and pairs.kind == "per-token pairs", report.format()
     assert pairs.pvalue < 1e-3 * report.checks[0].pvalue, (pairs.pvalue, report.checks[0].pvalue)  # the pooled law hardly moves
     assert "(P7)" in pairs.name and "detects a TV of" in pairs.location and "after a token of rank" in pairs.location

@@ -52,17 +52,17 @@ def _last_logits(llm, prompt: list[int], prefix: list[int], batch: int) -> np.nd
     """Logits after ``prefix`` from a batch of ``batch`` rows: the prefix one token at a time up to its last
     ``batch - 1`` tokens, then those and a placeholder in one batch, the prefix's last row second to last (as a
     verification batch's row of its last accepted token or a draft is followed by the next draft); ``batch`` = 1: the
-    whole prefix one token at a time."""
-    llm.reset()
-    llm.eval(prompt)
+    whole prefix one token at a time.  The one-token rows are evaluated once per prefix (``batch`` = 1 first) and kept:
+    ``llm.n_tokens`` rewinds the cache to them, as :class:`LlamaCppOracle` does."""
+    start = len(prompt) + len(prefix) - (batch - 1)
     if batch == 1:
+        llm.reset()
+        llm.eval(prompt)
         for token in prefix:
             llm.eval([token])
-        return np.array(llm.scores[llm.n_tokens - 1], dtype=np.float32)
-    head, tail = prefix[: len(prefix) - (batch - 1)], prefix[len(prefix) - (batch - 1) :]
-    for token in head:
-        llm.eval([token])
-    llm.eval(tail + [0])
+        return np.array(llm.scores[start - 1], dtype=np.float32)
+    llm.n_tokens = start  # the KV cache past the kept one-token rows is dropped by the next eval
+    llm.eval(prefix[len(prefix) - (batch - 1) :] + [0])
     return np.array(llm.scores[llm.n_tokens - 2], dtype=np.float32)
 
 
