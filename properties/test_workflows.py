@@ -36,7 +36,7 @@ def test_cpu_job_runs_the_readme_test_command_on_python_311():
     # (its `stamp` lines only print the time and the CPU)
     lines = [line.strip() for line in (ROOT / ".ci" / "run").read_text().splitlines()
              if line.strip() and not line.lstrip().startswith(("#", "stamp "))]
-    makes = [line.split(">")[0].split("&")[0].replace("nice -n 10 ", "").replace("-j3 ", "").strip()
+    makes = [line.split(">")[0].split("&")[0].replace("nice -n 10 ", "").replace('-j"$jobs" ', "").strip()
              for line in lines if "make " in line and "echo" not in line]
     assert makes == ["make peers-envs", "make test", "make peers"], makes
     assert lines[-1] == "make peers" and lines.index("make test") < next(i for i, line in enumerate(lines) if "wait " in line)
