@@ -258,3 +258,36 @@ def test_numbers_are_accepted_as_numpy_gives_them():
     assert sd.acceptance_rate(np.array([2, 0], dtype=np.uint64), np.int32(2)) == pytest.approx(2 / 3)
     assert sd.mean_tokens_per_step(np.array([3, 1], dtype=np.uint64)) == 2.0
     assert sd.required_sample_size(np.int64(27), np.float64(0.02), alpha=np.float32(1e-3)) == 40_516
+
+
+
+def _function_law_row(context):
+    """A law of V = 5 that goes wrong at chosen contexts: a NaN after 2, a short row after 3, a tensor after 4."""
+    last = context[-1]
+    if last == 2:
+        return [0.5, math.nan, 0.5, 0, 0]
+    if last == 3:
+        return [0.5, 0.5]
+    if last == 4:
+        return torch.tensor([0.25, 0.25, 0.5, 0, 0], dtype=torch.float32)
+    return [0.2, 0.3, 0.5, 0, 0] if last % 2 else np.array([0.1, 0.1, 0.2, 0.2, 0.4])
+
+
+@pytest.mark.parametrize("bad, message", [(2, r"fn\(\(0, 2\)\) has a non-finite entry"),
+                                          (3, r"fn\(\(0, 3\)\) returned 2 probabilities, expected vocab_size=5")])
+def test_a_function_law_names_the_context_whose_row_is_wrong(bad, message):
+    """All rows are checked at once when they share a dtype and shape; a wrong one is still named by its context."""
+    law = sd.laws.FunctionLaw(_function_law_row, vocab_size=5)
+    with pytest.raises(ValueError, match=message):
+        law.next_token_probs([(0, 1), (0, bad), (0, 0)])
+
+
+def test_a_function_laws_rows_are_those_each_row_gives_alone():
+    law = sd.laws.FunctionLaw(_function_law_row, vocab_size=5)
+    contexts = [(0, 1), (0, 0), (1, 4), (0, 1, 0)]  # lists and arrays, a float32 tensor among them: row by row
+    rows = law.next_token_probs(contexts)
+    alone = np.stack([law.next_token_probs([c])[0] for c in contexts])
+    assert rows.dtype == np.float64 and rows.shape == (4, 5) and np.array_equal(rows, alone)
+    assert np.allclose(rows[2], [0.25, 0.25, 0.5, 0, 0]) and law.next_token_probs([]).shape == (0, 5)
+    same = law.next_token_probs([(1,), (3, 1), (2, 1)])  # one dtype and shape: checked at once
+    assert np.array_equal(same, np.tile([0.2, 0.3, 0.5, 0, 0], (3, 1)))

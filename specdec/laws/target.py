@@ -87,13 +87,41 @@ class FunctionLaw:
         self.vocab_size = as_int("vocab_size", vocab_size, minimum=1)
 
     def next_token_probs(self, contexts) -> np.ndarray:
-        rows = []
-        for context in check_contexts(contexts, self.vocab_size):
-            row = as_law(f"fn({context})", self.fn(context), ndim=1)
-            if row.shape[0] != self.vocab_size:
-                raise ValueError(f"fn({context}) returned {row.shape[0]} probabilities, expected vocab_size={self.vocab_size}")
-            rows.append(row.numpy())
-        return np.stack(rows) if rows else np.empty((0, self.vocab_size))
+        contexts = check_contexts(contexts, self.vocab_size)
+        values = [self.fn(context) for context in contexts]
+        if not values:
+            return np.empty((0, self.vocab_size))
+        stacked = _stacked(values, self.vocab_size)
+        if stacked is not None:
+            try:  # every row checked at once: a per-row check costs more than most functions do
+                return as_law("fn(contexts)", stacked, ndim=2).numpy()
+            except (TypeError, ValueError):
+                pass  # the row at fault is named below
+        return np.stack([self._row(context, value).numpy() for context, value in zip(contexts, values)])
+
+    def _row(self, context: tuple[int, ...], value) -> torch.Tensor:
+        row = as_law(f"fn({context})", value, ndim=1)
+        if row.shape[0] != self.vocab_size:
+            raise ValueError(f"fn({context}) returned {row.shape[0]} probabilities, expected vocab_size={self.vocab_size}")
+        return row
+
+
+def _stacked(values: list, vocab_size: int) -> np.ndarray | None:
+    """``values`` as one (n, V) array when every one is a plain array or sequence of V numbers of one dtype (the rows
+    then share the tolerance each would have alone); None otherwise (tensors, ragged or mixed rows: checked one by
+    one)."""
+    arrays = []
+    for value in values:
+        if isinstance(value, torch.Tensor):
+            return None
+        try:
+            array = np.asarray(value)
+        except (TypeError, ValueError):
+            return None
+        if array.shape != (vocab_size,) or (arrays and array.dtype != arrays[0].dtype):
+            return None
+        arrays.append(array)
+    return np.stack(arrays)
 
 
 def as_target_law(target, sampling: SamplingConfig | None = None) -> TargetLaw:
