@@ -282,6 +282,7 @@ peers-matrix-tokens: $(VENV)/.installed $(PEERS_VENV)/.installed $(LLAMA_VENV)/.
 	HF_HUB_OFFLINE=1 $(LLAMA_PY) -m scripts.matrix.llama_cpp_tokens --resume
 	HF_HUB_OFFLINE=1 $(LLAMA_PY) -m scripts.matrix.llama_server_tokens --method ngram draft --resume
 	HF_HUB_OFFLINE=1 $(LLAMA_PY) -m scripts.matrix.nodellama_tokens --method lookup draft --resume
+	HF_HUB_OFFLINE=1 OMP_NUM_THREADS=1 $(PY) -m scripts.matrix.transformers_tokens --method lookup assisted --resume
 	$(PY) -m scripts.matrix.table
 
 test-slow: $(VENV)/.installed

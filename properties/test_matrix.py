@@ -202,7 +202,7 @@ def test_per_token_cells_make_their_own_table_with_the_control_and_the_oracle_fl
 def test_the_per_token_driver_shares_a_settings_control_between_methods_and_closes_what_it_built(tmp_path, monkeypatch):
     from scripts.matrix import token_driver
 
-    calls, closed = [], []
+    calls, closed, asked = [], [], []
 
     class Made:
         def __init__(self, label):
@@ -214,23 +214,24 @@ def test_the_per_token_driver_shares_a_settings_control_between_methods_and_clos
     def fake_cell(engine, method, setting, settings, build, oracle_of, *, keep, control_report, seed, **kwargs):
         build(settings), oracle_of(settings)
         calls.append((method, setting, control_report, seed))
+        asked.append((kwargs["prompts"], kwargs["length"]))
         if control_report is None:
             keep("control", f"control of {setting}")
         return Cell(engine, method, setting, settings.label, "PASS", 0.1, 10)
 
     monkeypatch.setattr(token_driver, "run_token_cell", fake_cell)
-    monkeypatch.setattr(token_driver, "token_prompts", lambda: ((1, 2, 3),))
     monkeypatch.setattr(token_driver.runner, "keeper", lambda *names: lambda report: None)
     settings = {"base": SamplingSettings(temperature=0.7), "greedy": SamplingSettings(temperature=0.0),
                 "penalty": SamplingSettings(temperature=0.7, repetition_penalty=1.3)}
     matrix = token_driver.TokenMatrix("doc", "E 1.0", "transformers", {"a": "method a", "b": "method b"}, settings, "e.json",
-                                      seconds_per_cell=1, seed_base=100)
+                                      seconds_per_cell=1, seed_base=100, prompts=lambda: ((1, 2, 3), (4, 5)), length=5)
     token_driver.run_matrix(matrix, lambda method, s: (Made(f"{method} subject"), Made(f"{method} plain")),
                             lambda s: Made("oracle"), ["--method", "a", "b", "--tv", "0.1", "--out", str(tmp_path)])
     # setting by setting, both methods; greedy is not a per-token cell; the second method reuses the first's control
     assert [(m, s, c) for m, s, c, _ in calls] == [("method a", "base", None), ("method b", "base", "control of base"),
                                                     ("method a", "penalty", None), ("method b", "penalty", "control of penalty")]
     assert [seed for *_, seed in calls] == [110, 120, 130, 140]
+    assert asked == [([[1, 2, 3], [4, 5]], 5)] * 4  # the matrix's own prompts and length (a driver's tiny vocabulary)
     assert closed.count("oracle") == 4 and closed.count("a subject") == 2 and closed.count("b plain") == 2
     assert [c.setting for c in read_cells(tmp_path / "e.json")[1]] == ["base", "base", "penalty", "penalty"]
 
@@ -247,11 +248,10 @@ def test_a_resumed_per_token_run_takes_the_controls_earlier_runs_passed_of_the_s
         return Cell(engine, method, setting, settings.label, "PASS", 0.1, 10)
 
     monkeypatch.setattr(token_driver, "run_token_cell", fake_cell)
-    monkeypatch.setattr(token_driver, "token_prompts", lambda: ((1, 2, 3),))
     settings = {"base": SamplingSettings(temperature=0.7), "penalty": SamplingSettings(temperature=0.7, repetition_penalty=1.3),
                 "bias": SamplingSettings(temperature=0.7, logit_bias={1: 1.0})}
     matrix = token_driver.TokenMatrix("doc", "E 1.0", "transformers", {"a": "method a", "b": "method b"}, settings, "e.json",
-                                      seconds_per_cell=1)
+                                      seconds_per_cell=1, prompts=lambda: ((1, 2, 3),))
 
     def earlier(setting, control, *, tv=0.1):
         return Cell("E 1.0", "method a", setting, settings[setting].label, "PASS", tv, 10,
@@ -275,3 +275,16 @@ def test_a_resumed_per_token_run_takes_the_controls_earlier_runs_passed_of_the_s
         "base": None, "penalty": None, "bias": None}  # another version of the engine: every control is run again
     cells = read_cells(tmp_path / "e.json")[1]
     assert {(c.method, c.setting) for c in cells} >= {("method a", "base"), ("method b", "base")}
+
+
+def test_the_transformers_per_token_driver_asks_the_workloads_prompts_in_its_tiny_vocabulary():
+    from scripts.matrix import transformers_tokens
+    from scripts.matrix.token_prompts import token_prompts
+
+    prompts, workload = transformers_tokens.tiny_prompts(), token_prompts()
+    assert len(prompts) == len(workload) and prompts[-1] == tuple(transformers_tokens.PROMPT)
+    for tiny, real in zip(prompts[:-1], workload[:-1]):
+        assert len(tiny) == len(real) and all(0 <= t < transformers_tokens.VOCAB for t in tiny)
+        # equal ids stay equal: a repeated phrase of the real prompt is a repeat of the tiny one
+        assert all(tiny[i] == tiny[j] for i in range(len(real)) for j in range(i) if real[i] == real[j])
+    assert transformers_tokens.MATRIX.prompts is transformers_tokens.tiny_prompts

@@ -26,7 +26,8 @@ FILES = {"vllm-server.json": "vLLM 0.32's OpenAI server", "vllm-engine.json": "v
          "vllm-server-tokens.json": "vLLM 0.32's OpenAI server, per token on real prompts (issue 38)",
          "openvino-tokens.json": "OpenVINO GenAI 2026.4.1.0, per token on real prompts (issue 39)",
          "ortgenai-tokens.json": "ONNX Runtime GenAI 0.18.0, per token on real prompts (issue 39)",
-         "nodellama-tokens.json": "node-llama-cpp 3.21.1, per token on real prompts (issue 39)"}
+         "nodellama-tokens.json": "node-llama-cpp 3.21.1, per token on real prompts (issue 39)",
+         "transformers-tokens.json": "transformers, per token on the tiny pair, the workload's prompts modulo 8 (issue 38)"}
 
 
 def section() -> str:

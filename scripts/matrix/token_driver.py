@@ -30,7 +30,9 @@ class TokenMatrix:
     """One engine's per-token matrix: ``methods`` (name -> the table's label), ``settings`` (name -> record),
     ``file`` under docs/data/matrix, ``seconds_per_cell`` at ``default_tv`` (scaled by (default_tv / tv)^2 for the
     plan), ``seed_base`` (cell k uses seed_base + 10 k), ``ab_n`` answers per prompt and side of the A/B check beside
-    (None: none), ``rows_per_call`` answers per call of the engine, ``eos(settings)`` the checks' absorbing tokens."""
+    (None: none), ``rows_per_call`` answers per call of the engine, ``eos(settings)`` the checks' absorbing tokens,
+    ``prompts()`` the prompts as token ids (default :func:`.token_prompts.token_prompts`) and ``length`` the tokens
+    tested per answer."""
 
     doc: str
     engine: str
@@ -45,6 +47,8 @@ class TokenMatrix:
     rows_per_call: int = 16
     checks_per_cell: int = 24  # the control's and the subject's per-token checks (P1, P3 strata, P7) and the A/B check's
     eos: Callable = eos_of  # settings -> the checks' absorbing tokens (an engine that always stops at its EOS says so)
+    prompts: Callable = token_prompts
+    length: int = LENGTH
 
 
 def run_matrix(matrix: TokenMatrix, build: Callable, oracle_of: Callable, argv=None) -> int:
@@ -52,7 +56,7 @@ def run_matrix(matrix: TokenMatrix, build: Callable, oracle_of: Callable, argv=N
     cells, a setting's methods one after another so that they share its control (module docstring)."""
     settings = {name: s for name, s in matrix.settings.items() if not s.greedy}
     args = runner.arguments(matrix.doc, None, list(matrix.methods), list(settings), argv, default_tv=matrix.default_tv)
-    prompts = [list(p) for p in token_prompts()]
+    prompts = [list(p) for p in matrix.prompts()]
     controls: dict[str, object] = {}  # setting -> its control's report (the engine without speculation: method-free)
     if args.resume or args.append:
         controls.update(stored_controls(Path(args.out) / matrix.file, header(matrix.header_engine, None, args.tv)["versions"], args.tv))
@@ -79,7 +83,7 @@ def run_matrix(matrix: TokenMatrix, build: Callable, oracle_of: Callable, argv=N
 
         try:
             return run_token_cell(matrix.engine, matrix.methods[method], name, settings[name], make, oracle, prompts=prompts,
-                                  length=LENGTH, tv=args.tv, seed=matrix.seed_base + 10 * number, budget=budget,
+                                  length=matrix.length, tv=args.tv, seed=matrix.seed_base + 10 * number, budget=budget,
                                   eos_token_id=matrix.eos(settings[name]), rows_per_call=matrix.rows_per_call, ab_n=matrix.ab_n,
                                   keep=keep, control_report=controls.get(name))
         finally:
