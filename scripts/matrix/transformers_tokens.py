@@ -14,8 +14,8 @@ tiny vocabulary (" cat" -> 5, " dog" -> 7: the settings' bias, bad words and sto
 Per setting: the control (``generate`` without speculation, :class:`specdec.adapters.hf.HFGenerateDecoder`) against
 :class:`specdec.adapters.hf_oracle.HFSettingsOracle` (transformers' own processors and warpers on the model's full
 rows, float64 softmax: floor 1e-5), run once and shared by the methods; then each method against the same oracle.
-Presence and frequency penalties are ``REFUSED`` by the adapter (transformers has only ``repetition_penalty``).  Run in
-the main environment::
+Presence and frequency penalties, one sample per request and unseeded requests are ``REFUSED`` by the adapter
+(transformers has only ``repetition_penalty``; the adapter seeds each row itself).  Run in the main environment::
 
     HF_HUB_OFFLINE=1 .venv/bin/python -m scripts.matrix.transformers_tokens [--tv 0.03] [--method lookup assisted] [--only SETTING ...] [--resume]
 
@@ -39,7 +39,7 @@ def tiny_prompts() -> tuple[tuple[int, ...], ...]:
 
 
 MATRIX = TokenMatrix(__doc__, ENGINE, "transformers", METHODS, all_settings(), "transformers-tokens.json",
-                     seconds_per_cell=100,  # 69-124 s a cell at TV 0.03, the setting's control in its first (2026-11-29)
+                     seconds_per_cell=100,  # 69-177 s a cell at TV 0.03, the setting's control in its first (2026-11-29)
                      prompts=tiny_prompts)
 
 
