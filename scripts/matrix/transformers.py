@@ -26,6 +26,7 @@ CAT, DOG, THIRD = 5, 7, 3
 PROMPT = [CAT if t == 2644 or t == 9786 else DOG for t in
           [9786, 2767, 2767, 2644, 2767, 2644, 2644, 2767, 2644, 2767, 2767, 2767, 2644, 2644, 2767, 2644, 2767, 2644]]
 SECONDS_PER_CELL = 40
+VOCAB = 8  # the tiny pair's vocabulary
 assert BASE  # the same base setting as the other engines
 
 
@@ -34,8 +35,13 @@ def all_settings() -> dict:
     return {**settings_for(CAT, DOG, THIRD), "user logits processor": logits_processor_setting(temperature=1.0, top_p=None)}
 
 
+def tiny_models():
+    """(target, draft): the tiny seeded Llama pair every transformers cell runs on (cached: read-only)."""
+    return tiny_pair(0, vocab_size=VOCAB)
+
+
 def builder(method: str):
-    target, draft = tiny_pair(0, vocab_size=8)
+    target, draft = tiny_models()
 
     def build(settings):
         generate_kwargs(settings)  # refuses by name before anything runs

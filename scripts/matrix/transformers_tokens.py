@@ -27,9 +27,7 @@ from __future__ import annotations
 
 from .token_driver import TokenMatrix, run_matrix
 from .token_prompts import token_prompts
-from .transformers import ENGINE, METHODS, PROMPT, all_settings, builder
-
-VOCAB = 8  # the tiny pair's vocabulary, as in the A/B cells
+from .transformers import ENGINE, METHODS, PROMPT, VOCAB, all_settings, builder, tiny_models
 
 
 def tiny_prompts() -> tuple[tuple[int, ...], ...]:
@@ -48,10 +46,9 @@ def build(method, settings):
 
 
 def oracle_of(settings):
-    from fixtures.models import tiny_pair
     from specdec.adapters.hf_oracle import HFSettingsOracle
 
-    return HFSettingsOracle(tiny_pair(0, vocab_size=VOCAB)[0], settings=settings)
+    return HFSettingsOracle(tiny_models()[0], settings=settings)  # the target the subjects run
 
 
 def main(argv=None) -> int:
