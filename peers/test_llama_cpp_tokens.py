@@ -204,3 +204,16 @@ def test_a_lossy_acceptance_fails_per_token_at_an_early_look(oracle):
                                 name="llama.cpp prompt lookup K=4, top-2 acceptance (planted), per token")
     assert report.verdict == "FAIL" and report.stopped_early is not None, report.format()
     assert "most significant: " in report.checks[0].location, report.checks[0].location
+
+
+@pytest.mark.slow  # make peers-slow: about 25 s a probe
+@pytest.mark.parametrize("probe", ["llama_server_draft_truncation_support", "llama_cpp_lookup_truncation_support"])
+def test_a_verification_batch_keeps_tokens_the_one_token_law_truncates(probe):
+    """The mechanism of the per-token FAILs under top-k and min-p (llama-server's draft model, llama-cpp-python's
+    prompt lookup; docs/matrix.md Findings): for the located tokens of probability 0, a verification-shaped batch
+    gives some of them a positive probability in llama.cpp's chain where one token at a time cuts them (the probe
+    exits 1 when so).  A build whose batches matched one-token evaluation would fail this test: the FAILs' cause
+    would then be elsewhere, and their paragraphs wrong."""
+    import importlib
+
+    assert importlib.import_module(f"scripts.findings.{probe}").main() == 1

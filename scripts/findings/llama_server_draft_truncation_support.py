@@ -31,6 +31,7 @@ from __future__ import annotations
 import numpy as np
 
 from fixtures import llama_subjects
+from specdec.adapters.llama_cpp.sampler_chain import ChainSettings, chain_law
 from scripts.matrix.token_prompts import token_prompts
 
 MIN_P_GAP = float(np.log(1 / 0.2))  # min_p = 0.2 keeps a token within this many logits of the top one
@@ -43,9 +44,16 @@ CASES = [  # (setting, prompt index as the report counts, answer prefix, the emi
 ]
 
 
-def _kept(setting: str, rank: int, gap: float) -> bool:
-    """Whether the setting's truncation keeps a token of this rank and this logit gap below the top one."""
-    return rank <= 2 if setting == "top-k" else gap <= MIN_P_GAP
+CHAINS = {  # the cells' samplers (scripts.matrix.settings), as llama.cpp's chain takes them: no penalties, no history
+    "top-k": ChainSettings(temperature=0.7, top_k=2, top_p=0.8),
+    "min-p": ChainSettings(temperature=0.7, top_p=0.8, min_p=0.2),
+}
+
+
+def _kept(setting: str, logits: np.ndarray, token: int) -> bool:
+    """Whether the setting's chain (top-k, top-p, min-p on the untempered law, then the temperature) gives ``token``
+    a positive probability on these logits."""
+    return bool(chain_law(logits, [], CHAINS[setting])[token] > 0)
 
 
 def _last_logits(llm, prompt: list[int], prefix: list[int], batch: int) -> np.ndarray:
@@ -54,7 +62,8 @@ def _last_logits(llm, prompt: list[int], prefix: list[int], batch: int) -> np.nd
     verification batch's row of its last accepted token or a draft is followed by the next draft); ``batch`` = 1: the
     whole prefix one token at a time.  The one-token rows are evaluated once per prefix (``batch`` = 1 first) and kept:
     ``llm.n_tokens`` rewinds the cache to them, as :class:`LlamaCppOracle` does."""
-    start = len(prompt) + len(prefix) - (batch - 1)
+    sequence = prompt + prefix
+    start = len(sequence) - (batch - 1)
     if batch == 1:
         llm.reset()
         llm.eval(prompt)
@@ -62,17 +71,19 @@ def _last_logits(llm, prompt: list[int], prefix: list[int], batch: int) -> np.nd
             llm.eval([token])
         return np.array(llm.scores[start - 1], dtype=np.float32)
     llm.n_tokens = start  # the KV cache past the kept one-token rows is dropped by the next eval
-    llm.eval(prefix[len(prefix) - (batch - 1) :] + [0])
+    llm.eval(sequence[start:] + [0])  # the prompt's last tokens too when the prefix is shorter than batch - 1
     return np.array(llm.scores[llm.n_tokens - 2], dtype=np.float32)
 
 
-def main() -> int:
+def probe(cases) -> int:
+    """Print, for every (setting, prompt index, answer prefix, token) of ``cases``, the token's rank and gap one token at
+    a time and in batches of 2-5; 1 when some verification-shaped batch keeps a token one token at a time cuts."""
     from llama_cpp import Llama
 
     prompts = token_prompts()
     llm = Llama(model_path=str(llama_subjects.gguf_path()), n_ctx=512, n_batch=512, logits_all=True, verbose=False, n_threads=1)
     reproduced = 0
-    for setting, index, prefix, token in CASES:
+    for setting, index, prefix, token in cases:
         print(f"{setting}: prompt {index} (len {len(prompts[index])}), answer prefix of {len(prefix)} tokens, emitted {token}:")
         for batch in (1, 2, 3, 4, 5):
             logits = _last_logits(llm, list(prompts[index]), prefix, batch)
@@ -80,12 +91,18 @@ def main() -> int:
             rank, gap = int(np.where(order == token)[0][0]) + 1, float(logits[order[0]] - logits[token])
             top = ", ".join(f"{int(t)}: {logits[t]:.4f}" for t in order[:3])
             label = "one token at a time" if batch == 1 else f"last {batch - 1} + 1 in one batch of {batch}"
-            print(f"  {label:32s} rank {rank}, {gap:.3f} below the top   top 3: {top}")
+            kept = _kept(setting, logits, token)
+            print(f"  {label:32s} rank {rank}, {gap:.3f} below the top, {'kept' if kept else 'cut '}   top 3: {top}")
             if batch == 1:
-                alone = _kept(setting, rank, gap)
-            reproduced += not alone and _kept(setting, rank, gap)
-    print(f"min-p keeps a token within {MIN_P_GAP:.3f} logits of the top one; top-k = 2 the first two")
+                alone = kept
+            reproduced += not alone and kept
+    print(f"kept: a positive probability in llama.cpp's chain (min-p keeps at most {MIN_P_GAP:.3f} logits below the top "
+          "one, top-k = 2 the first two; top-p 0.8 on the untempered law before both cuts further)")
     return 1 if reproduced else 0
+
+
+def main() -> int:
+    return probe(CASES)
 
 
 if __name__ == "__main__":
