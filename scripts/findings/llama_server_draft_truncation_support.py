@@ -32,6 +32,7 @@ import numpy as np
 
 from fixtures import llama_subjects
 from specdec.adapters.llama_cpp.sampler_chain import ChainSettings, chain_law
+from scripts.matrix.settings import SETTINGS
 from scripts.matrix.token_prompts import token_prompts
 
 MIN_P_GAP = float(np.log(1 / 0.2))  # min_p = 0.2 keeps a token within this many logits of the top one
@@ -44,10 +45,7 @@ CASES = [  # (setting, prompt index as the report counts, answer prefix, the emi
 ]
 
 
-CHAINS = {  # the cells' samplers (scripts.matrix.settings), as llama.cpp's chain takes them: no penalties, no history
-    "top-k": ChainSettings(temperature=0.7, top_k=2, top_p=0.8),
-    "min-p": ChainSettings(temperature=0.7, top_p=0.8, min_p=0.2),
-}
+CHAINS = {name: ChainSettings.from_settings(SETTINGS[name]) for name in ("top-k", "min-p")}  # the cells' own samplers
 
 
 def _kept(setting: str, logits: np.ndarray, token: int) -> bool:
