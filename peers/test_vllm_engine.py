@@ -203,3 +203,19 @@ def test_the_in_process_engine_takes_the_settings_record_and_reports_its_refusal
     assert cells["presence penalty"]["verdict"] == "PASS" and cells["presence penalty"]["drafts"] > 50, cells["presence penalty"]
     assert cells["min-p"]["verdict"] == "REFUSED" and cells["min-p"]["detail"].startswith("by the engine:"), cells["min-p"]
     assert "not yet supported with speculative decoding" in cells["min-p"]["detail"]
+
+
+@pytest.mark.slow
+def test_the_in_process_engine_per_token_runs_its_own_control_where_none_is_stored(tmp_path):
+    """The in-process engine's per-token driver (``scripts.matrix.vllm_engine_tokens``, about 3 minutes) at TV 0.2, a
+    TV the server matrix holds no control at: the plain server starts for the control, which PASSes, and then n-gram
+    speculation in process PASSes per token with drafts counted."""
+    argv = [sys.executable, "-m", "scripts.matrix.vllm_engine_tokens", "--method", "ngram", "--only", "presence penalty",
+            "--tv", "0.2", "--out", str(tmp_path)]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=1200, cwd=ROOT, env=ENV)
+    print(done.stdout[-3000:])
+    assert done.returncode == 0, done.stderr[-3000:]
+    (cell,) = json.loads((tmp_path / "vllm-engine-tokens.json").read_text())["cells"]
+    extra = cell["extra"]
+    assert extra["control_verdict"] == "PASS" and extra["control_shared"] is False, cell
+    assert cell["verdict"] == "PASS" and extra["tokens"] > 500 and cell["drafts"] > 0, cell

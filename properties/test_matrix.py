@@ -277,6 +277,38 @@ def test_a_resumed_per_token_run_takes_the_controls_earlier_runs_passed_of_the_s
     assert {(c.method, c.setting) for c in cells} >= {("method a", "base"), ("method b", "base")}
 
 
+def test_a_matrix_takes_the_controls_of_the_files_that_share_its_engine_without_speculation(tmp_path, monkeypatch):
+    """vLLM's in-process matrix is controlled by the server matrix's plain server: its ``control_files`` are read in
+    every run (no --resume needed), its own file's controls only when resumed, and the source names the file."""
+    from scripts.matrix import token_driver
+    from scripts.matrix.header import header
+    from specdec.conformance.token_cells import StoredControl
+
+    calls = []
+
+    def fake_cell(engine, method, setting, settings, build, oracle_of, *, keep, control_report, seed, **kwargs):
+        calls.append((setting, control_report))
+        return Cell(engine, method, setting, settings.label, "PASS", 0.1, 10)
+
+    monkeypatch.setattr(token_driver, "run_token_cell", fake_cell)
+    settings = {"base": SamplingSettings(temperature=0.7), "penalty": SamplingSettings(temperature=0.7, repetition_penalty=1.3)}
+    head = {**header("transformers", None, 0.1), "runs": [{"date": "2026-11-28", "commit": "0123456789abcdef"}]}
+    extra = {"kind": "per token", "control_verdict": "PASS", "control_shared": False, "control_reached_tv": 0.1,
+             "control_tokens": 5000, "asked_tv": 0.1, "run": 0}
+    write_cells([Cell("Server 1.0", "method s", "base", settings["base"].label, "PASS", 0.1, 10, extra=extra)],
+                tmp_path / "server.json", head)
+    matrix = token_driver.TokenMatrix("doc", "E 1.0", "transformers", {"a": "method a"}, settings, "engine.json",
+                                      seconds_per_cell=1, prompts=lambda: ((1, 2, 3),), control_files=("server.json",))
+    token_driver.run_matrix(matrix, lambda method, s: (object(), object()), lambda s: object(),
+                            ["--method", "a", "--tv", "0.1", "--out", str(tmp_path)])
+    assert calls == [("base", StoredControl("PASS", 0.1, 5000, "server.json, the run of 2026-11-28 (commit 0123456789ab)")),
+                     ("penalty", None)]  # a setting the other file has no control of runs its own
+    calls.clear()
+    token_driver.run_matrix(matrix, lambda method, s: (object(), object()), lambda s: object(),
+                            ["--method", "a", "--tv", "0.2", "--out", str(tmp_path)])
+    assert calls == [("base", None), ("penalty", None)]  # another TV: the stored control does not apply
+
+
 def test_the_transformers_per_token_driver_asks_the_workloads_prompts_in_its_tiny_vocabulary():
     from scripts.matrix import transformers_tokens
     from scripts.matrix.token_prompts import token_prompts

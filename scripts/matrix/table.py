@@ -24,6 +24,7 @@ FILES = {"vllm-server.json": "vLLM 0.32's OpenAI server", "vllm-engine.json": "v
          "llama-cpp-tokens.json": "llama.cpp through llama-cpp-python 0.3.36, in process, per token on real prompts (issue 38)",
          "llama-server-tokens.json": "llama.cpp's own llama-server, per token on real prompts (issue 38)",
          "vllm-server-tokens.json": "vLLM 0.32's OpenAI server, per token on real prompts (issue 38)",
+         "vllm-engine-tokens.json": "vLLM 0.32's in-process engine (vllm.LLM), per token on real prompts (issue 38)",
          "openvino-tokens.json": "OpenVINO GenAI 2026.4.1.0, per token on real prompts (issue 39)",
          "ortgenai-tokens.json": "ONNX Runtime GenAI 0.18.0, per token on real prompts (issue 39)",
          "nodellama-tokens.json": "node-llama-cpp 3.21.1, per token on real prompts (issue 39)",

@@ -2,7 +2,9 @@
 :func:`specdec.conformance.token_cells.run_token_cell` per (method, setting) on the real prompts of :mod:`.token_prompts`,
 the control of a setting run once and shared by the engine's methods, everything built closed after its cell.  A run
 that reads its file (``--resume``, ``--append``) also takes the controls earlier runs PASSed from it
-(:func:`stored_controls`): a setting's other methods, run on another day, do not pay for its control again.
+(:func:`stored_controls`): a setting's other methods, run on another day, do not pay for its control again.  A matrix
+whose engine without speculation is another matrix's (vLLM's in-process engine is judged against the plain server the
+server matrix already controlled) names that file in ``control_files``: its PASSed controls are taken in every run.
 
 A driver states its engine and passes two functions: ``build(method, settings)`` -> (the engine speculating with
 ``method``, the engine without) and ``oracle_of(settings)`` -> the engine's law oracle; each may raise
@@ -32,7 +34,8 @@ class TokenMatrix:
     plan), ``seed_base`` (cell k uses seed_base + 10 k), ``ab_n`` answers per prompt and side of the A/B check beside
     (None: none), ``rows_per_call`` answers per call of the engine, ``eos(settings)`` the checks' absorbing tokens,
     ``prompts()`` the prompts as token ids (default :func:`.token_prompts.token_prompts`) and ``length`` the tokens
-    tested per answer."""
+    tested per answer; ``control_files``: other files under the same folder whose controls are this matrix's too (the
+    same engine without speculation, oracle, prompts and length), taken in every run (:func:`known_controls`)."""
 
     doc: str
     engine: str
@@ -49,6 +52,7 @@ class TokenMatrix:
     eos: Callable = eos_of  # settings -> the checks' absorbing tokens (an engine that always stops at its EOS says so)
     prompts: Callable = token_prompts
     length: int = LENGTH
+    control_files: tuple[str, ...] = ()
 
 
 def run_matrix(matrix: TokenMatrix, build: Callable, oracle_of: Callable, argv=None) -> int:
@@ -57,11 +61,9 @@ def run_matrix(matrix: TokenMatrix, build: Callable, oracle_of: Callable, argv=N
     settings = {name: s for name, s in matrix.settings.items() if not s.greedy}
     args = runner.arguments(matrix.doc, None, list(matrix.methods), list(settings), argv, default_tv=matrix.default_tv)
     prompts = [list(p) for p in matrix.prompts()]
-    controls: dict[str, object] = {}  # setting -> its control's report (the engine without speculation: method-free)
-    if args.resume or args.append:
-        controls.update(stored_controls(Path(args.out) / matrix.file, header(matrix.header_engine, None, args.tv)["versions"], args.tv))
-        if controls:
-            print(f"{len(controls)} settings' controls PASSed in earlier runs, taken from the file: {', '.join(controls)}", flush=True)
+    controls: dict[str, object] = dict(known_controls(matrix, args))  # setting -> its control (method-free)
+    if controls:
+        print(f"{len(controls)} settings' controls PASSed in earlier runs, taken from the files: {', '.join(controls)}", flush=True)
 
     def cell_of(number, method, name, budget):
         built = []
@@ -99,10 +101,23 @@ def run_matrix(matrix: TokenMatrix, build: Callable, oracle_of: Callable, argv=N
     return 0
 
 
-def stored_controls(path: Path, versions: dict, tv: float) -> dict[str, StoredControl]:
+def known_controls(matrix: TokenMatrix, args) -> dict[str, StoredControl]:
+    """Setting -> a control earlier runs PASSed at ``args.tv`` with today's versions: from the matrix's
+    ``control_files`` always, and from its own file (first) with ``--resume`` or ``--append``."""
+    versions = header(matrix.header_engine, None, args.tv)["versions"]
+    found: dict[str, StoredControl] = {}
+    for name in matrix.control_files:
+        found.update(stored_controls(Path(args.out) / name, versions, args.tv, label=f"{name}, "))
+    if args.resume or args.append:
+        found.update(stored_controls(Path(args.out) / matrix.file, versions, args.tv))
+    return found
+
+
+def stored_controls(path: Path, versions: dict, tv: float, label: str = "") -> dict[str, StoredControl]:
     """Setting -> the control an earlier run PASSed, read from the cells of ``path``: only where the file's versions
     (engine, oracle libraries, specdec) are ``versions`` and the cell asked this ``tv`` (the driver's prompts, length
-    and oracle are the file's own); a control that did not PASS is run again."""
+    and oracle are the file's own); a control that did not PASS is run again.  ``label`` starts each source (another
+    matrix's file names itself)."""
     if not path.exists():
         return {}
     file_header, cells = read_cells(path)
@@ -117,7 +132,7 @@ def stored_controls(path: Path, versions: dict, tv: float) -> dict[str, StoredCo
             continue
         number = extra.get("run")
         run = runs[number] if isinstance(number, int) and 0 <= number < len(runs) else {}
-        source = f"the run of {run.get('date', 'an unrecorded date')} (commit {str(run.get('commit', 'unrecorded'))[:12]})"
+        source = f"{label}the run of {run.get('date', 'an unrecorded date')} (commit {str(run.get('commit', 'unrecorded'))[:12]})"
         found[cell.setting] = StoredControl("PASS", extra.get("control_reached_tv"), int(extra.get("control_tokens") or 0), source)
     return found
 

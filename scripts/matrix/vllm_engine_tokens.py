@@ -1,0 +1,109 @@
+"""vLLM 0.32's in-process engine (``vllm.LLM``) in the matrix, per token (issue 38): every setting of :mod:`.settings`
+on the real prompts of :mod:`.token_prompts` (three chat-templated task kinds and the drafting-friendly prompt, answers
+of 32 tokens, every emitted token counted), judged by :func:`specdec.conformance.token_cells.run_token_cell` through
+:mod:`.token_driver`.  Run in the peers environment, one method per process (vLLM builds one engine per process)::
+
+    HF_HUB_OFFLINE=1 .venv-peers/bin/python -m scripts.matrix.vllm_engine_tokens --method ngram [--tv 0.03] [--only SETTING ...] [--resume]
+
+The subject is :class:`specdec.adapters.vllm.offline.VLLMDecoder` with the speculation of :mod:`.vllm_engine`
+(n-gram K = 4 or the draft model K = 2, both with the #55005 workaround), built once and asked with each setting; a
+call's 256 rows go to ``LLM.generate`` at once.  The oracle is the server matrix's
+(:class:`specdec.adapters.vllm.settings_oracle.VLLMSettingsOracle`: vLLM 0.32's sampler restated on the same weights'
+float32 rows, floor 1e-4, one torch thread).  The engine without speculation is the plain server of :mod:`.vllm_server`
+(the same engine core; in process vLLM allows one engine): its controls are the server matrix's
+(``vllm-server-tokens.json``, ``control_files``: same versions, oracle, prompts, length and TV), so the plain server
+starts only for a setting that file has no PASSed control of (:class:`PlainOnDemand`).  The cells go to ``docs/data/matrix/vllm-engine-tokens.json``.
+"""
+
+from __future__ import annotations
+
+import os
+
+from .settings import SETTINGS
+from .token_driver import TokenMatrix, run_matrix
+from . import runner, vllm_engine, vllm_server
+
+METHODS = {name: vllm_engine.METHODS[name][2] for name in ("ngram", "draft_model")}
+MATRIX = TokenMatrix(__doc__, vllm_engine.ENGINE, "vLLM", METHODS, SETTINGS, "vllm-engine-tokens.json",
+                     seconds_per_cell=900,  # the subject alone: the server matrix's draft-model cells (control shared) took 434-1,273 s
+                     seed_base=8000, rows_per_call=256, control_files=("vllm-server-tokens.json",))
+
+
+def main(argv=None) -> int:
+    args = runner.arguments(MATRIX.doc, None, list(METHODS), list(MATRIX.settings), argv, default_tv=MATRIX.default_tv)
+    if len(args.method) != 1:
+        raise SystemExit("one --method per process: vLLM builds one engine per process")
+    method = args.method[0]
+    os.environ.setdefault("VLLM_CPU_OMP_THREADS_BIND", "1")
+    os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")  # GiB; vLLM's default asks for most of the machine's memory
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    import torch
+
+    from specdec.decoding.models import load_smollm2
+
+    model, tokenizer = load_smollm2()
+    torch.set_num_threads(1)  # the engine has core 1, the plain server (when it runs) core 0
+    plain = PlainOnDemand(tokenizer.decode)
+    subject = vllm_engine.engine(method)
+    try:
+        def build(method_name, settings):
+            return subject.with_settings(settings, name=f"vLLM in process ({method_name})"), plain.with_settings(settings)
+
+        def oracle_of(settings):
+            from specdec.adapters.vllm.settings_oracle import VLLMSettingsOracle
+
+            return VLLMSettingsOracle(model, settings, tokenizer=tokenizer)
+
+        return run_matrix(MATRIX, build, oracle_of, argv)
+    finally:
+        plain.stop()
+
+
+class PlainOnDemand:
+    """vLLM's plain server as the engine without speculation, started at its first request: a setting whose control
+    is stored, or that the subject refuses, never starts it.  :meth:`with_settings` -> the client of one setting."""
+
+    def __init__(self, decode) -> None:
+        self.decode = decode
+        self.server = None
+
+    def with_settings(self, settings) -> "_PlainClient":
+        return _PlainClient(self, settings)
+
+    def client(self, settings):
+        if self.server is None:
+            self.server = vllm_server.start("plain")
+            self.server.wait_ready()
+        return vllm_server.client(self.server, settings, self.decode, "vLLM server (plain)")
+
+    def stop(self) -> None:
+        if self.server is not None:
+            self.server.stop(keep_log=True)
+
+
+class _PlainClient:
+    """One setting's plain client, made at its first request (a :class:`specdec.protocols.Decoder`)."""
+
+    def __init__(self, plain: PlainOnDemand, settings) -> None:
+        self.plain, self.sampling_settings, self.name, self._made = plain, settings, "vLLM server (plain)", None
+
+    def _client(self):
+        if self._made is None:
+            self._made = self.plain.client(self.sampling_settings)
+        return self._made
+
+    def __call__(self, prompts, max_new_tokens: int, seed: int):
+        return self._client()(prompts, max_new_tokens, seed)
+
+    def close(self) -> None:
+        if self._made is not None and hasattr(self._made, "close"):
+            self._made.close()
+
+    def __getattr__(self, name):  # the client's other attributes (speculation counters, drafted marks) once made
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return getattr(self._client(), name)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
