@@ -320,3 +320,51 @@ def test_the_transformers_per_token_driver_asks_the_workloads_prompts_in_its_tin
         # equal ids stay equal: a repeated phrase of the real prompt is a repeat of the tiny one
         assert all(tiny[i] == tiny[j] for i in range(len(real)) for j in range(i) if real[i] == real[j])
     assert transformers_tokens.MATRIX.prompts is transformers_tokens.tiny_prompts
+
+
+def test_a_server_matrix_starts_the_plain_server_only_for_a_control_it_runs(tmp_path, monkeypatch):
+    """``run_with_servers``: the speculating servers start before the first cell; the plain one at the first request
+    of a control (a stored control, or a subject refused before its control, never starts it); all are stopped."""
+    from scripts.matrix import token_driver
+
+    events = []
+
+    class FakeServer:
+        def __init__(self, name):
+            self.name = name
+            events.append(("start", name))
+
+        def wait_ready(self):
+            events.append(("ready", self.name))
+
+        def stop(self, keep_log):
+            events.append(("stop", self.name))
+
+    def client_of(server, name, settings):
+        return lambda prompts, max_new_tokens, seed: events.append(("ask", name)) or [[1] * max_new_tokens for _ in prompts]
+
+    def fake_cell(engine, method, setting, settings, build, oracle_of, *, keep, control_report, seed, **kwargs):
+        subject, reference = build(settings)
+        if setting != "refused":
+            subject([[1]], 2, seed)
+            if control_report is None:
+                reference([[1]], 2, seed)
+        return Cell(engine, method, setting, settings.label, "PASS", 0.1, 10)
+
+    monkeypatch.setattr(token_driver, "run_token_cell", fake_cell)
+    settings = {"stored": SamplingSettings(temperature=0.7), "refused": SamplingSettings(temperature=0.8),
+                "fresh": SamplingSettings(temperature=0.9)}
+    matrix = token_driver.TokenMatrix("doc", "E 1.0", "transformers", {"a": "method a"}, settings, "e.json",
+                                      seconds_per_cell=1, prompts=lambda: ((1, 2, 3),))
+    monkeypatch.setattr(token_driver, "known_controls", lambda matrix, args: {"stored": "a stored control"})
+    watched = []
+    token_driver.run_with_servers(matrix, FakeServer, client_of, lambda s: object(),
+                                  ["--method", "a", "--tv", "0.1", "--only", "stored", "refused", "--out", str(tmp_path)],
+                                  watch=lambda servers, method: lambda cell: watched.append(cell.setting) or cell)
+    assert events == [("start", "a"), ("ready", "a"), ("ask", "a"), ("stop", "a")]  # no plain server at all
+    assert watched == ["stored", "refused"]
+    events.clear()
+    token_driver.run_with_servers(matrix, FakeServer, client_of, lambda s: object(),
+                                  ["--method", "a", "--tv", "0.1", "--only", "stored", "fresh", "--out", str(tmp_path)])
+    assert events == [("start", "a"), ("ready", "a"), ("ask", "a"), ("ask", "a"), ("start", "plain"), ("ready", "plain"),
+                      ("ask", "plain"), ("stop", "a"), ("stop", "plain")]

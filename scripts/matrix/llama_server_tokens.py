@@ -41,15 +41,14 @@ def main(argv=None) -> int:
     if not DEFAULT_BINARY.exists():
         raise SystemExit(f"{DEFAULT_BINARY} is missing: build it with `make llama-server`")
 
-    def pair(servers, method, settings):
-        return (client(servers[method], settings, f"llama-server ({METHODS[method]})"),
-                client(servers["plain"], settings, "llama-server (no draft)"))
+    def client_of(server, name, settings):
+        return client(server, settings, "llama-server (no draft)" if name == "plain" else f"llama-server ({METHODS[name]})")
 
     def oracle_of(settings):
         # llama-server accepts the prompt into its chain: the penalties' window spans prompt and answer
         return LlamaCppOracle(llama_subjects.gguf_path(), settings=settings, n_ctx=N_CTX, prompt_accepted=True, eog_banned=True)
 
-    return run_with_servers(MATRIX, lambda name: start(None if name == "plain" else name, FLASH_ATTENTION), pair, oracle_of, argv)
+    return run_with_servers(MATRIX, lambda name: start(None if name == "plain" else name, FLASH_ATTENTION), client_of, oracle_of, argv)
 
 
 if __name__ == "__main__":

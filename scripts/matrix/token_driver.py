@@ -55,9 +55,10 @@ class TokenMatrix:
     control_files: tuple[str, ...] = ()
 
 
-def run_matrix(matrix: TokenMatrix, build: Callable, oracle_of: Callable, argv=None) -> int:
+def run_matrix(matrix: TokenMatrix, build: Callable, oracle_of: Callable, argv=None, watch: Callable | None = None) -> int:
     """Parse ``argv`` (``--method``, ``--only``, ``--tv``, ``--append``, ``--resume``, ``--out``) and run the planned
-    cells, a setting's methods one after another so that they share its control (module docstring)."""
+    cells, a setting's methods one after another so that they share its control (module docstring).  ``watch(method)``,
+    when given, is called before each cell and returns a function applied to the cell once run."""
     settings = {name: s for name, s in matrix.settings.items() if not s.greedy}
     args = runner.arguments(matrix.doc, None, list(matrix.methods), list(settings), argv, default_tv=matrix.default_tv)
     prompts = [list(p) for p in matrix.prompts()]
@@ -83,8 +84,9 @@ def run_matrix(matrix: TokenMatrix, build: Callable, oracle_of: Callable, argv=N
                 controls[name] = report
             runner.keeper(matrix.engine, method, f"{name} {kind}")(report)
 
+        finish = watch(method) if watch is not None else (lambda cell: cell)
         try:
-            return run_token_cell(matrix.engine, matrix.methods[method], name, settings[name], make, oracle, prompts=prompts,
+            cell = run_token_cell(matrix.engine, matrix.methods[method], name, settings[name], make, oracle, prompts=prompts,
                                   length=matrix.length, tv=args.tv, seed=matrix.seed_base + 10 * number, budget=budget,
                                   eos_token_id=matrix.eos(settings[name]), rows_per_call=matrix.rows_per_call, ab_n=matrix.ab_n,
                                   keep=keep, control_report=controls.get(name))
@@ -93,6 +95,7 @@ def run_matrix(matrix: TokenMatrix, build: Callable, oracle_of: Callable, argv=N
                 close = getattr(made, "close", None)
                 if close is not None:
                     close()
+        return finish(cell)
 
     plan = [(m, name) for name in (args.only or list(settings)) for m in args.method]  # a setting's methods together
     runner.run(plan, cell_of, file=matrix.file, engine=matrix.header_engine, n=None, append=args.append, resume=args.resume,
@@ -137,16 +140,75 @@ def stored_controls(path: Path, versions: dict, tv: float, label: str = "") -> d
     return found
 
 
-def run_with_servers(matrix: TokenMatrix, start: Callable, pair: Callable, oracle_of: Callable, argv=None) -> int:
-    """:func:`run_matrix` for an engine behind servers: ``start(name)`` -> a started :class:`ServerProcess` for
-    ``"plain"`` and each method asked, all booting side by side before the first cell and stopped (logs kept) after
-    the last, whatever happens; ``pair(servers, method, settings)`` -> (the method's client, the plain server's)."""
+def run_with_servers(matrix: TokenMatrix, start: Callable, client_of: Callable, oracle_of: Callable, argv=None,
+                     watch: Callable | None = None) -> int:
+    """:func:`run_matrix` for an engine behind servers: ``start(name)`` -> a started :class:`ServerProcess` for each
+    method asked (booting side by side before the first cell) and for ``"plain"``, the engine without speculation,
+    started only when a control needs it (:class:`ServerOnDemand`: a setting whose control is stored never asks it);
+    ``client_of(server, name, settings)`` -> the client of server ``name``.  Every server is stopped (logs kept) after
+    the last cell, whatever happens.  ``watch(servers, method)``, when given, is called before each cell and returns
+    what to apply to the cell once run (e.g. the server's counters read around it)."""
     args = runner.arguments(matrix.doc, None, list(matrix.methods), list(matrix.settings), argv, default_tv=matrix.default_tv)
-    servers = {name: start(name) for name in ["plain", *args.method]}
+    servers = {name: start(name) for name in args.method}
+    plain = ServerOnDemand(lambda: start("plain"), lambda server, settings: client_of(server, "plain", settings))
     try:
         for server in servers.values():
             server.wait_ready()
-        return run_matrix(matrix, lambda method, settings: pair(servers, method, settings), oracle_of, argv)
+
+        def build(method, settings):
+            return client_of(servers[method], method, settings), plain.with_settings(settings)
+
+        return run_matrix(matrix, build, oracle_of, argv, watch=None if watch is None else (lambda method: watch(servers, method)))
     finally:
         for server in servers.values():
             server.stop(keep_log=True)
+        plain.stop()
+
+
+class ServerOnDemand:
+    """A server started, and waited for, at the first request of one of its clients: the engine without speculation,
+    which a cell whose control is stored (or whose subject is refused) never asks.  ``start()`` -> an unstarted-or-
+    booting :class:`ServerProcess`; ``client_of(server, settings)`` -> its client.  :meth:`with_settings` -> a
+    :class:`DeferredClient` of one setting."""
+
+    def __init__(self, start: Callable, client_of: Callable) -> None:
+        self._start, self._client_of, self.server = start, client_of, None
+
+    def with_settings(self, settings) -> "DeferredClient":
+        return DeferredClient(lambda: self.client(settings))
+
+    def client(self, settings):
+        if self.server is None:
+            self.server = self._start()
+            self.server.wait_ready()
+        return self._client_of(self.server, settings)
+
+    def stop(self) -> None:
+        if self.server is not None:
+            self.server.stop(keep_log=True)
+
+
+class DeferredClient:
+    """A :class:`specdec.protocols.Decoder` made by ``make()`` at its first request (or first other attribute read);
+    closing one never made makes nothing."""
+
+    def __init__(self, make: Callable) -> None:
+        self._make, self._made = make, None
+
+    def _client(self):
+        if self._made is None:
+            self._made = self._make()
+        return self._made
+
+    def __call__(self, prompts, max_new_tokens: int, seed: int):
+        return self._client()(prompts, max_new_tokens, seed)
+
+    def close(self) -> None:
+        close = getattr(self._made, "close", None)
+        if close is not None:
+            close()
+
+    def __getattr__(self, name):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return getattr(self._client(), name)

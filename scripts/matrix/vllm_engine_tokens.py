@@ -12,7 +12,7 @@ call's 256 rows go to ``LLM.generate`` at once.  The oracle is the server matrix
 float32 rows, floor 1e-4, one torch thread).  The engine without speculation is the plain server of :mod:`.vllm_server`
 (the same engine core; in process vLLM allows one engine): its controls are the server matrix's
 (``vllm-server-tokens.json``, ``control_files``: same versions, oracle, prompts, length and TV), so the plain server
-starts only for a setting that file has no PASSed control of (:class:`PlainOnDemand`).  The cells go to ``docs/data/matrix/vllm-engine-tokens.json``.
+starts only for a setting that file has no PASSed control of (:class:`.token_driver.ServerOnDemand`).  The cells go to ``docs/data/matrix/vllm-engine-tokens.json``.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 
 from .settings import SETTINGS
-from .token_driver import TokenMatrix, run_matrix
+from .token_driver import ServerOnDemand, TokenMatrix, run_matrix
 from . import runner, vllm_engine, vllm_server
 
 METHODS = {name: vllm_engine.METHODS[name][2] for name in ("ngram", "draft_model")}
@@ -43,7 +43,8 @@ def main(argv=None) -> int:
 
     model, tokenizer = load_smollm2()
     torch.set_num_threads(1)  # the engine has core 1, the plain server (when it runs) core 0
-    plain = PlainOnDemand(tokenizer.decode)
+    plain = ServerOnDemand(lambda: vllm_server.start("plain"),
+                           lambda server, settings: vllm_server.client(server, settings, tokenizer.decode, "vLLM server (plain)"))
     subject = vllm_engine.engine(method)
     try:
         def build(method_name, settings):
@@ -57,52 +58,6 @@ def main(argv=None) -> int:
         return run_matrix(MATRIX, build, oracle_of, argv)
     finally:
         plain.stop()
-
-
-class PlainOnDemand:
-    """vLLM's plain server as the engine without speculation, started at its first request: a setting whose control
-    is stored, or that the subject refuses, never starts it.  :meth:`with_settings` -> the client of one setting."""
-
-    def __init__(self, decode) -> None:
-        self.decode = decode
-        self.server = None
-
-    def with_settings(self, settings) -> "_PlainClient":
-        return _PlainClient(self, settings)
-
-    def client(self, settings):
-        if self.server is None:
-            self.server = vllm_server.start("plain")
-            self.server.wait_ready()
-        return vllm_server.client(self.server, settings, self.decode, "vLLM server (plain)")
-
-    def stop(self) -> None:
-        if self.server is not None:
-            self.server.stop(keep_log=True)
-
-
-class _PlainClient:
-    """One setting's plain client, made at its first request (a :class:`specdec.protocols.Decoder`)."""
-
-    def __init__(self, plain: PlainOnDemand, settings) -> None:
-        self.plain, self.sampling_settings, self.name, self._made = plain, settings, "vLLM server (plain)", None
-
-    def _client(self):
-        if self._made is None:
-            self._made = self.plain.client(self.sampling_settings)
-        return self._made
-
-    def __call__(self, prompts, max_new_tokens: int, seed: int):
-        return self._client()(prompts, max_new_tokens, seed)
-
-    def close(self) -> None:
-        if self._made is not None and hasattr(self._made, "close"):
-            self._made.close()
-
-    def __getattr__(self, name):  # the client's other attributes (speculation counters, drafted marks) once made
-        if name.startswith("_"):
-            raise AttributeError(name)
-        return getattr(self._client(), name)
 
 
 if __name__ == "__main__":

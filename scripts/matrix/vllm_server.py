@@ -120,6 +120,15 @@ def preemptions(server: ServerProcess) -> int | None:
     return total
 
 
+def with_preemptions(cell, before: int | None, after: int | None):
+    """``cell`` with the preemptions its server counted from ``before`` to ``after`` (:func:`preemptions`) in its
+    ``extra`` and detail ("?" when unread); a cell during which none happened says 0."""
+    count = None if before is None or after is None else after - before
+    cell.extra["preemptions"] = count
+    cell.detail = f"{'?' if count is None else count} preemptions during the cell" + (f"; {cell.detail}" if cell.detail else "")
+    return cell
+
+
 def plan_of(methods, only) -> list[tuple[str, str]]:
     names = list(SETTINGS) + [MIXED, PROCESSOR]
     plan = []
@@ -151,12 +160,7 @@ def main(argv=None) -> int:
                             prompts=[vllm_subjects.PROMPT], length=length_of(name), max_new_tokens=length_of(name), n=args.n,
                             tv=None, seed=1000 + number, budget=budget, keep=runner.keeper(ENGINE, method, name), eos_token_id=eos_of(chosen),
                             name=f"{ENGINE}, {SERVERS[method][3]}, {name}")
-            after = preemptions(servers[method])
-            if method == "ngram_preemption":
-                count = None if before is None or after is None else after - before
-                cell.extra["preemptions"] = count
-                cell.detail = f"{'?' if count is None else count} preemptions during the cell" + (f"; {cell.detail}" if cell.detail else "")
-            return cell
+            return with_preemptions(cell, before, preemptions(servers[method])) if method == "ngram_preemption" else cell
 
         runner.run(plan, cell_of, file="vllm-server.json", engine="vLLM", n=args.n, append=args.append, resume=args.resume,
                    seconds_per_cell=SECONDS_PER_CELL, out=args.out, label=lambda m: SERVERS[m][3])
