@@ -277,7 +277,7 @@ peers-matrix: $(VENV)/.installed $(PEERS_VENV)/.installed $(LLAMA_VENV)/.install
 # continues at the next unfinished cell (--resume); each driver prints its plan and expected time first.
 peers-matrix-tokens: $(VENV)/.installed $(PEERS_VENV)/.installed $(LLAMA_VENV)/.installed $(LLAMA_SERVER) $(OPENVINO_VENV)/.installed $(ORTGENAI_VENV)/.installed $(ORTGENAI_MODELS)/.exported $(NODELLAMA_DIR)/.installed
 	HF_HUB_OFFLINE=1 $(PEERS_PY) -m scripts.matrix.vllm_server_tokens --method ngram draft_model --resume
-	HF_HUB_OFFLINE=1 $(PEERS_PY) -m scripts.matrix.vllm_server_tokens --method ngram_preemption ngram_chunked --resume
+	HF_HUB_OFFLINE=1 $(PEERS_PY) -m scripts.matrix.vllm_server_tokens --method ngram_preemption ngram_chunked ngram_mixed --resume
 	HF_HUB_OFFLINE=1 $(PEERS_PY) -m scripts.matrix.vllm_engine_tokens --method ngram --resume
 	HF_HUB_OFFLINE=1 $(PEERS_PY) -m scripts.matrix.vllm_engine_tokens --method draft_model --resume
 	HF_HUB_OFFLINE=1 $(OPENVINO_PY) -m scripts.matrix.openvino_tokens --method prompt_lookup draft_model --resume

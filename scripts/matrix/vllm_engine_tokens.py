@@ -12,7 +12,9 @@ call's 256 rows go to ``LLM.generate`` at once.  The oracle is the server matrix
 float32 rows, floor 1e-4, one torch thread).  The engine without speculation is the plain server of :mod:`.vllm_server`
 (the same engine core; in process vLLM allows one engine): its controls are the server matrix's
 (``vllm-server-tokens.json``, ``control_files``: same versions, oracle, prompts, length and TV), so the plain server
-starts only for a setting that file has no PASSed control of (:class:`.token_driver.ServerOnDemand`).  The cells go to ``docs/data/matrix/vllm-engine-tokens.json``.
+starts only for a setting that file has no PASSed control of (:class:`.token_driver.ServerOnDemand`).  The cells go
+to ``docs/data/matrix/vllm-engine-tokens.json``.  A cell at TV 0.03 (about 31,000 tokens) took 13-15 minutes beside an
+OpenVINO cell on the 2 cores (2026-11-30).
 """
 
 from __future__ import annotations

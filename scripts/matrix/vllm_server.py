@@ -97,15 +97,21 @@ def builder(servers: dict, side: str, setting: str, decode):
     def build(settings):
         subject = client(servers[side], settings, decode, f"vLLM server ({side})")
         if setting == MIXED:
-            load = [Load(client(servers[side], s, decode, f"load {s.label}"), [vllm_subjects.PROMPT if p == "same" else OTHER_PROMPT] * 8, 8)
-                    for s, p in MIXED_LOAD]
-            subject = AmidLoad(subject, load)
+            subject = amid_mixed_load(subject, servers[side], decode)
         elif side == "ngram_preemption":
             long = sd.SamplingSettings(temperature=1.0)
             subject = AmidLoad(subject, [Load(client(servers[side], long, decode, "load: long answers"), [LONG_PROMPT] * 4, 120)])
         return subject, client(servers["plain"], settings, decode, "vLLM server (plain)")
 
     return build
+
+
+def amid_mixed_load(subject, server: ServerProcess, decode) -> AmidLoad:
+    """``subject`` answered amid :data:`.settings.MIXED_LOAD` on the same ``server``: greedy rows, other temperatures,
+    a presence penalty, on the cells' prompt and on one that drafts nothing, 8 rows of 8 tokens a request."""
+    load = [Load(client(server, s, decode, f"load {s.label}"), [vllm_subjects.PROMPT if p == "same" else OTHER_PROMPT] * 8, 8)
+            for s, p in MIXED_LOAD]
+    return AmidLoad(subject, load)
 
 
 def preemptions(server: ServerProcess) -> int | None:
