@@ -106,7 +106,7 @@ def run_matrix(matrix: TokenMatrix, build: Callable, oracle_of: Callable, argv=N
 
 def known_controls(matrix: TokenMatrix, args) -> dict[str, StoredControl]:
     """Setting -> a control earlier runs PASSed at ``args.tv`` with today's versions: from the matrix's
-    ``control_files`` always, and from its own file (first) with ``--resume`` or ``--append``."""
+    ``control_files`` always, and from its own file with ``--resume`` or ``--append`` (its own taking precedence)."""
     versions = header(matrix.header_engine, None, args.tv)["versions"]
     found: dict[str, StoredControl] = {}
     for name in matrix.control_files:
@@ -167,8 +167,8 @@ def run_with_servers(matrix: TokenMatrix, start: Callable, client_of: Callable, 
 
 class ServerOnDemand:
     """A server started, and waited for, at the first request of one of its clients: the engine without speculation,
-    which a cell whose control is stored (or whose subject is refused) never asks.  ``start()`` -> an unstarted-or-
-    booting :class:`ServerProcess`; ``client_of(server, settings)`` -> its client.  :meth:`with_settings` -> a
+    which a cell whose control is stored (or whose subject is refused) never asks.  ``start()`` -> a booting
+    :class:`ServerProcess`; ``client_of(server, settings)`` -> its client.  :meth:`with_settings` -> a
     :class:`DeferredClient` of one setting."""
 
     def __init__(self, start: Callable, client_of: Callable) -> None:

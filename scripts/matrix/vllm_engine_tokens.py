@@ -21,9 +21,9 @@ from __future__ import annotations
 
 import os
 
+from . import runner, vllm_engine, vllm_server
 from .settings import SETTINGS
 from .token_driver import ServerOnDemand, TokenMatrix, run_matrix
-from . import runner, vllm_engine, vllm_server
 
 METHODS = {name: vllm_engine.METHODS[name][2] for name in ("ngram", "draft_model")}
 MATRIX = TokenMatrix(__doc__, vllm_engine.ENGINE, "vLLM", METHODS, SETTINGS, "vllm-engine-tokens.json",
