@@ -43,15 +43,21 @@ def engine(method: str) -> VLLMDecoder:
                        setup=[vllm_faults.fix_cpu_expand] if fixed else [], name=f"vLLM in process ({method})")
 
 
-def main(argv=None) -> int:
-    names = list(SETTINGS) + [PROCESSOR]
-    args = runner.arguments(__doc__, 800, list(METHODS), names, argv)
+def one_method(args) -> str:
+    """The one ``--method`` of ``args`` (vLLM builds one engine per process), with the in-process engine's environment
+    set where the caller did not: core 1, 1 GiB of KV cache, tokenizers without threads."""
     if len(args.method) != 1:
         raise SystemExit("one --method per process: vLLM builds one engine per process")
-    method = args.method[0]
     os.environ.setdefault("VLLM_CPU_OMP_THREADS_BIND", "1")
     os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")  # GiB; vLLM's default asks for most of the machine's memory
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    return args.method[0]
+
+
+def main(argv=None) -> int:
+    names = list(SETTINGS) + [PROCESSOR]
+    args = runner.arguments(__doc__, 800, list(METHODS), names, argv)
+    method = one_method(args)
     from transformers import AutoTokenizer
 
     decode = AutoTokenizer.from_pretrained(smollm2_dir()).decode

@@ -19,8 +19,6 @@ OpenVINO cell on the 2 cores (2026-11-30).
 
 from __future__ import annotations
 
-import os
-
 from . import runner, vllm_engine, vllm_server
 from .settings import SETTINGS
 from .token_driver import ServerOnDemand, TokenMatrix, run_matrix
@@ -33,12 +31,7 @@ MATRIX = TokenMatrix(__doc__, vllm_engine.ENGINE, "vLLM", METHODS, SETTINGS, "vl
 
 def main(argv=None) -> int:
     args = runner.arguments(MATRIX.doc, None, list(METHODS), list(MATRIX.settings), argv, default_tv=MATRIX.default_tv)
-    if len(args.method) != 1:
-        raise SystemExit("one --method per process: vLLM builds one engine per process")
-    method = args.method[0]
-    os.environ.setdefault("VLLM_CPU_OMP_THREADS_BIND", "1")
-    os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")  # GiB; vLLM's default asks for most of the machine's memory
-    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    method = vllm_engine.one_method(args)
     import torch
 
     from specdec.decoding.models import load_smollm2
