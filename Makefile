@@ -221,8 +221,10 @@ test: $(VENV)/.installed
 
 # The tests marked peers, on the real packages, in two streams side by side (each mostly one core's work; one after
 # the other they took 1,570 s on an AVX2 machine, 2026-11-29): vLLM's CPU build (peers/test_vllm_*.py, in .venv-peers;
-# about 13 minutes alone), and peers-engines: llama.cpp (peers/test_llama_cpp*.py, in .venv-llama; about 6 minutes),
-# then OpenVINO GenAI, ONNX Runtime GenAI, mistral.rs and node-llama-cpp (about 7).  The second stream's output is
+# about 13 minutes alone on 2026-11-29, and since 2026-12-06 about 4 more for the speculative server per token under
+# two settings), and peers-engines: llama.cpp (peers/test_llama_cpp*.py, in .venv-llama; about 6 minutes), then OpenVINO
+# GenAI (about 3 more since its prompt lookup per token under a penalty), ONNX Runtime GenAI, mistral.rs and
+# node-llama-cpp (about 7).  The second stream's output is
 # printed when both are done; make peers fails if either does.  Slow variants: -m "peers and slow" (make peers-slow).
 peers: $(PEERS_VENV)/.installed $(LLAMA_VENV)/.installed
 	@others=$$(mktemp); \
