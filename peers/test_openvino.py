@@ -52,7 +52,7 @@ PENALTIES = ("repetition penalty", "presence penalty", "frequency penalty")  # s
 PENALTY_N, PENALTY_LENGTH = 8, 8  # answers per prompt (two prompts), tokens per answer: a control of about 15 s
 # The penalty cell of the per-token slice (issue 38): its control and prompt lookup on 96 answers a prompt (1,536 tokens;
 # 2026-12-06 beside a vLLM cell: both PASS at a reached TV of 0.172 in 90 s and 103 s, 436 drafts, 174 of 1,353 drafted
-# tokens kept).  Not the repetition penalty: prompt lookup drafted nothing under it in 256 tokens (INCONCLUSIVE).
+# tokens kept; as one run_token_cell beside make test: control 0.173, prompt lookup 0.171, 280 s).  Not the repetition penalty: prompt lookup drafted nothing under it in 256 tokens (INCONCLUSIVE).
 SLICE_PENALTY, SLICE_N = "presence penalty", 96
 
 
@@ -103,50 +103,50 @@ def test_the_draft_model_at_T07_top_p_changes_the_law():
     assert report.speculation["draft_tokens"] > report.speculation["accepted_tokens"] > 0, report.speculation
 
 
-CONTROLS: dict[str, str] = {}  # setting -> its control's verdict in this run
-
-
-def _per_token(setting: str, method: str | None, *, seed: int, budget, n: int = PENALTY_N):
-    """OpenVINO (``method``: None for the engine without speculation) per token under a penalty of the matrix, against
-    OpenVINO's own law with the penalty restated, both under ``EXACT_PROPERTIES``, on a chat prompt and the " cat"/" dog"
-    prompt (whose every token the repetition penalty reads)."""
-    from scripts.matrix.settings import SETTINGS
-    from scripts.matrix.token_prompts import token_prompts
+def _oracle(settings):
     from specdec.adapters.openvino.ir_oracle import OpenVINOOracle
 
-    settings = SETTINGS[setting]
-    oracle = OpenVINOOracle(ovs.draft_dir(), settings, properties=EXACT_PROPERTIES)
-    prompts = [list(token_prompts()[0]), list(ovs.PROMPT)]
-    role = "without speculation" if method is None else f"{method} K={ovs.K}"
-    started = time.perf_counter()
-    report = specdec.check_tokens(ovs.engine(method, settings, properties=EXACT_PROPERTIES), oracle, prompts,
-                                  length=PENALTY_LENGTH, n=n, tv=None, seed=seed, rows_per_call=16, budget=budget,
-                                  name=f"OpenVINO {role}, {setting}, per token" + (" (control)" if method is None else ""))
-    seconds = time.perf_counter() - started
-    print(f"\n{report.format()}\n-> {report.verdict}, reached TV {report.reached_tv:.4f}, {seconds:.0f} s, "
-          f"speculation {report.speculation}")
-    return report, seconds
+    return OpenVINOOracle(ovs.draft_dir(), settings, properties=EXACT_PROPERTIES)
 
 
-@pytest.mark.parametrize("setting", PENALTIES)
+def _prompts() -> list:
+    """A chat prompt and the " cat"/" dog" prompt (whose every token the repetition penalty reads)."""
+    from scripts.matrix.token_prompts import token_prompts
+
+    return [list(token_prompts()[0]), list(ovs.PROMPT)]
+
+
+@pytest.mark.parametrize("setting", [name for name in PENALTIES if name != SLICE_PENALTY])
 def test_control_the_engine_without_speculation_follows_the_oracle_under_each_penalty(setting, specdec_budget):
     """The oracle restates OpenVINO's penalties (order, history, sign rule): the engine without speculation must follow
-    it token by token, on a chat prompt and the " cat"/" dog" prompt (whose every token the repetition penalty reads)."""
-    report, seconds = _per_token(setting, None, seed=41, budget=specdec_budget, n=SLICE_N if setting == SLICE_PENALTY else PENALTY_N)
-    CONTROLS[setting] = report.verdict
+    it token by token (the presence penalty's control runs in its cell, below)."""
+    from scripts.matrix.settings import SETTINGS
+
+    settings = SETTINGS[setting]
+    started = time.perf_counter()
+    report = specdec.check_tokens(ovs.engine(None, settings, properties=EXACT_PROPERTIES), _oracle(settings), _prompts(),
+                                  length=PENALTY_LENGTH, n=PENALTY_N, tv=None, seed=41, rows_per_call=16, budget=specdec_budget,
+                                  name=f"OpenVINO without speculation, {setting}, per token (control)")
+    print(f"\n{report.format()}\n-> {report.verdict}, reached TV {report.reached_tv:.4f}, {time.perf_counter() - started:.0f} s")
     assert report.verdict == "PASS", report.format()
 
 
 def test_prompt_lookup_follows_the_oracle_under_a_presence_penalty_once_its_control_passed(specdec_budget):
-    """The per-token slice of issue 38 for OpenVINO: prompt lookup (lossless by its rule) under the presence penalty,
-    judged by the same oracle on the same prompts and n, only after that control above PASSed in this run; drafts
-    must have been kept."""
-    if CONTROLS.get(SLICE_PENALTY) != "PASS":
-        pytest.skip(f"the control of {SLICE_PENALTY!r} did not PASS in this run ({CONTROLS.get(SLICE_PENALTY, 'not run')}): "
-                    "the oracle may not judge")
-    report, seconds = _per_token(SLICE_PENALTY, "prompt_lookup", seed=43, budget=specdec_budget, n=SLICE_N)
-    assert report.verdict == "PASS", report.format()
-    assert report.speculation["draft_tokens"] > 100 and report.speculation["accepted_tokens"] > 0, report.speculation
+    """The per-token slice of issue 38 for OpenVINO, one cell (``run_token_cell``): the engine without speculation
+    against the oracle under the presence penalty (the control), then, only if it PASSes, prompt lookup (lossless by its
+    rule) against it on the same prompts and n; drafts must have been kept."""
+    from scripts.matrix.settings import SETTINGS
+    from specdec.conformance.token_cells import run_token_cell
+
+    cell = run_token_cell("OpenVINO GenAI", f"prompt lookup K={ovs.K}", SLICE_PENALTY, SETTINGS[SLICE_PENALTY],
+                          lambda s: (ovs.engine("prompt_lookup", s, properties=EXACT_PROPERTIES),
+                                     ovs.engine(None, s, properties=EXACT_PROPERTIES)),
+                          _oracle, prompts=_prompts(), length=PENALTY_LENGTH, tv=None, n=SLICE_N, seed=41, budget=specdec_budget)
+    print(f"\n-> {cell.verdict}, control {cell.extra.get('control_verdict')} at {cell.extra.get('control_reached_tv')}, "
+          f"{cell.extra.get('tokens')} tokens at {cell.reached_tv}, {cell.seconds:.0f} s; {cell.detail}")
+    assert cell.extra["control_verdict"] == "PASS", cell  # only then may the oracle judge prompt lookup
+    assert cell.verdict == "PASS", cell
+    assert cell.draft_tokens > 100 and cell.accepted_tokens > 0, cell
 
 
 def test_prompt_lookups_replayed_steps_are_the_engines_own():

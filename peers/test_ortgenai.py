@@ -182,23 +182,15 @@ SLICE_SETTING, SLICE_N, SLICE_LENGTH = "mild repetition penalty", 64, 8
 
 
 def test_ngram_under_a_repetition_penalty_follows_the_engines_own_law_once_its_control_passed(specdec_budget):
-    import specdec
+    """One per-token cell (``run_token_cell``): the control, then, only if it PASSes, n-gram against the same law."""
     from scripts.matrix.settings import SETTINGS
+    from specdec.conformance.token_cells import run_token_cell
 
-    settings = SETTINGS[SLICE_SETTING]
-    subject, control = subjects.build("ngram", settings)
-    oracle = OrtGenAIOracle(subjects.model_dir(), settings=settings)
-    common = dict(length=SLICE_LENGTH, n=SLICE_N, tv=None, rows_per_call=16, eos_token_id=subjects.EOS, budget=specdec_budget)
-    started = time.perf_counter()
-    report = specdec.check_tokens(control, oracle, [list(PROMPT)], seed=500, name=f"onnxruntime-genai, {SLICE_SETTING}: control per token",
-                                  **common)
-    print(f"\n{report.format()}\n-> control {report.verdict}, reached TV {report.reached_tv:.3f}, {time.perf_counter() - started:.0f} s")
-    assert report.verdict == "PASS", report.format()  # only then may the oracle judge the speculative engine
-    started = time.perf_counter()
-    report = specdec.check_tokens(subject, oracle, [list(PROMPT)], seed=501, name=f"onnxruntime-genai n-gram, {SLICE_SETTING}: per token",
-                                  **common)
-    spec = report.speculation
-    print(f"\n{report.format()}\n-> n-gram {report.verdict}, reached TV {report.reached_tv:.3f}, "
-          f"{time.perf_counter() - started:.0f} s, {spec}")
-    assert report.verdict == "PASS", report.format()
-    assert spec["drafts"] > 0 and 0 < spec["accepted_tokens"] <= spec["draft_tokens"], spec
+    cell = run_token_cell("onnxruntime-genai", "n-gram", SLICE_SETTING, SETTINGS[SLICE_SETTING], lambda s: subjects.build("ngram", s),
+                          lambda s: OrtGenAIOracle(subjects.model_dir(), settings=s), prompts=[list(PROMPT)], length=SLICE_LENGTH,
+                          tv=None, n=SLICE_N, seed=500, budget=specdec_budget, eos_token_id=subjects.EOS, rows_per_call=16)
+    print(f"\n-> {cell.verdict}, control {cell.extra.get('control_verdict')} at {cell.extra.get('control_reached_tv')}, "
+          f"{cell.extra.get('tokens')} tokens at {cell.reached_tv}, {cell.seconds:.0f} s; {cell.detail}")
+    assert cell.extra["control_verdict"] == "PASS", cell  # only then may the oracle judge the speculative engine
+    assert cell.verdict == "PASS", cell
+    assert cell.drafts > 0 and 0 < cell.accepted_tokens <= cell.draft_tokens, cell

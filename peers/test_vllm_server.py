@@ -471,10 +471,9 @@ def test_a_twenty_minute_check_under_recurring_faults_keeps_its_verdict_and_ever
 # VLLMSettingsOracle, vLLM 0.32's sampler restated on the same weights' float32 rows (transformers).  Only where the
 # control PASSes may that oracle judge a speculative server under the record.
 CAT, DOG = 2644, 2767  # " cat", " dog"
-PENALTIES = sd.SamplingSettings(temperature=1.0, repetition_penalty=1.3, presence_penalty=0.5, frequency_penalty=0.3)
 # make peers-slow's controls at TV 0.03, on the " cat"/" dog" prompt, answers of 8 tokens
 SETTINGS_CELLS = {
-    "penalties": PENALTIES,
+    "penalties": sd.SamplingSettings(temperature=1.0, repetition_penalty=1.3, presence_penalty=0.5, frequency_penalty=0.3),
     # " dog" biased down; " cat" (the stop token) and the EOS masked for 4 tokens; " dog dog" banned (vLLM re-tokenizes
     # the text " dog dog" as [22676, 2767] and [2767, 2767])
     "bias, min tokens, bad words": sd.SamplingSettings(temperature=1.0, logit_bias={DOG: -1.5}, min_new_tokens=4, stop_token_ids=[CAT],
@@ -493,15 +492,14 @@ SLICE_LENGTH = 16
 SETTINGS_TV = 0.15  # make peers; make peers-slow: 0.03
 
 
-def settings_per_token(servers, server: str, cell: str, record, *, tv: float, seed: int, budget, prompts=None,
-                       length: int = SETTINGS_LENGTH, rows_per_call: int = 256) -> tuple:
-    """``server`` per token under ``record`` against VLLMSettingsOracle, on ``prompts`` (the " cat"/" dog" prompt unless
-    given), ``rows_per_call`` answers a call."""
+def settings_per_token(servers, server: str, cell: str, *, tv: float, seed: int, budget) -> tuple:
+    """``server`` per token under ``SETTINGS_CELLS[cell]`` against VLLMSettingsOracle, on the " cat"/" dog" prompt."""
     import torch
 
     from specdec.adapters.vllm.settings_oracle import VLLMSettingsOracle
     from specdec.decoding.models import load_smollm2
 
+    record = SETTINGS_CELLS[cell]
     model, tokenizer = load_smollm2()
     oracle = VLLMSettingsOracle(model, record, tokenizer=tokenizer)
     subject = OpenAICompletionsDecoder(servers[server].base_url, MODEL, settings=record, samples_per_request=64, max_in_flight=4,
@@ -509,9 +507,8 @@ def settings_per_token(servers, server: str, cell: str, record, *, tv: float, se
     started, threads = time.perf_counter(), torch.get_num_threads()
     torch.set_num_threads(1)  # the plain server's engine has core 0: two threads here on 2 shared cores ran the forward 9x slower
     try:
-        report = sd.check_tokens(subject, oracle, [list(p) for p in prompts] if prompts else [vllm_subjects.PROMPT], length=length,
-                                 tv=tv, eos_token_id=list(record.stop_token_ids) or None, rows_per_call=rows_per_call, seed=seed,
-                                 budget=budget,
+        report = sd.check_tokens(subject, oracle, [vllm_subjects.PROMPT], length=SETTINGS_LENGTH, tv=tv,
+                                 eos_token_id=list(record.stop_token_ids) or None, rows_per_call=256, seed=seed, budget=budget,
                                  name=f"vLLM server ({server}) under {record.label}, per token vs VLLMSettingsOracle")
     finally:
         torch.set_num_threads(threads)
@@ -522,37 +519,44 @@ def settings_per_token(servers, server: str, cell: str, record, *, tv: float, se
     return report, seconds
 
 
-def slice_per_token(servers, server: str, cell: str, *, seed: int, budget) -> tuple:
-    from scripts.matrix.settings import SETTINGS
-    from scripts.matrix.token_prompts import token_prompts
-
-    return settings_per_token(servers, server, cell, SETTINGS[cell], tv=SETTINGS_TV, seed=seed, budget=budget, prompts=token_prompts(),
-                              length=SLICE_LENGTH, rows_per_call=128)
-
-
-CONTROLS: dict[str, str] = {}  # cell -> the control's verdict in this run (the speculative cell is judged only after a PASS)
-
-
-@pytest.mark.parametrize("cell", SLICE_CELLS)
-def test_the_plain_server_follows_the_restated_sampler_under_a_whole_record(servers, specdec_budget, cell):
-    """The control: the server without speculation, per token, against vLLM's sampler restated on float32 rows.
-    Measured 2026-12-06 (2 cores shared with a vLLM matrix cell): PASS at a reached TV of 0.132 (presence penalty, 2,048
-    tokens, 64 s) and 0.125 (minimum new tokens, 2,048, 70 s); the n-gram server after them PASS at 0.131 (2,048 tokens,
-    80 s; 454 of 1,296 drafted tokens accepted) and 0.128 (2,015 tokens, 77 s; 644 of 1,159)."""
-    report, seconds = slice_per_token(servers, "plain", cell, seed=61, budget=specdec_budget)
-    CONTROLS[cell] = report.verdict
-    assert report.verdict == "PASS" and report.reached_tv <= SETTINGS_TV, report.format()
-
-
 @pytest.mark.parametrize("cell", SLICE_CELLS)
 def test_the_speculative_server_follows_the_restated_sampler_under_a_whole_record(servers, specdec_budget, cell):
-    """The n-gram server with the #55005 workaround under the same record, judged by the oracle only after the control
-    (the test above) PASSed in this run; drafts must have been verified and some accepted."""
-    if CONTROLS.get(cell) != "PASS":
-        pytest.skip(f"the control of {cell!r} did not PASS in this run ({CONTROLS.get(cell, 'not run')}): the oracle may not judge")
-    report, seconds = slice_per_token(servers, "ngram_fixed", cell, seed=63, budget=specdec_budget)
-    assert report.verdict == "PASS" and report.reached_tv <= SETTINGS_TV, report.format()
-    assert report.speculation["draft_tokens"] > 100 and report.speculation["accepted_tokens"] > 0, report.speculation
+    """One per-token cell (``run_token_cell``): the plain server against vLLM's sampler restated on float32 rows (the
+    control), then, only if it PASSes, the n-gram server with the #55005 workaround under the same record; drafts must
+    have been verified and some accepted.  Measured 2026-12-06 (2 cores shared with a vLLM matrix cell): controls PASS at
+    a reached TV of 0.132 (presence penalty, 2,048 tokens, 64 s) and 0.125 (minimum new tokens, 2,048, 70 s); the
+    n-gram server after them PASS at 0.131 (2,048 tokens, 80 s; 454 of 1,296 drafted tokens accepted) and 0.128 (2,015
+    tokens, 77 s; 644 of 1,159); as one cell each beside make test: PASS at 0.131 and 0.126 (149 s and 135 s)."""
+    import torch
+
+    from scripts.matrix.settings import SETTINGS
+    from scripts.matrix.token_prompts import token_prompts
+    from specdec.adapters.vllm.settings_oracle import VLLMSettingsOracle
+    from specdec.conformance.token_cells import run_token_cell
+    from specdec.decoding.models import load_smollm2
+
+    model, tokenizer = load_smollm2()
+
+    def client(name, settings):
+        return OpenAICompletionsDecoder(servers[name].base_url, MODEL, settings=settings, samples_per_request=64, max_in_flight=4,
+                                        request_timeout=600, decode=tokenizer.decode, name=f"vLLM server ({name}), {cell}")
+
+    settings, threads = SETTINGS[cell], torch.get_num_threads()
+    torch.set_num_threads(1)  # the plain server's engine has core 0: two threads here on 2 shared cores ran the forward 9x slower
+    try:
+        result = run_token_cell("vLLM server", "n-gram K=4 (#55005 workaround)", cell, settings,
+                                lambda s: (client("ngram_fixed", s), client("plain", s)),
+                                lambda s: VLLMSettingsOracle(model, s, tokenizer=tokenizer), prompts=[list(p) for p in token_prompts()],
+                                length=SLICE_LENGTH, tv=SETTINGS_TV, seed=61, budget=specdec_budget,
+                                eos_token_id=list(settings.stop_token_ids) or None, rows_per_call=128,
+                                keep=lambda kind, report: keep(f"settings-{cell.replace(' ', '_')}-{kind}", report))
+    finally:
+        torch.set_num_threads(threads)
+    print(f"-> {cell}: {result.verdict}, control {result.extra.get('control_verdict')} at {result.extra.get('control_reached_tv')}, "
+          f"{result.extra.get('tokens')} tokens at {result.reached_tv}, {result.seconds:.0f} s; {result.detail}")
+    assert result.extra["control_verdict"] == "PASS", result  # only then may the oracle judge the speculative server
+    assert result.verdict == "PASS" and result.reached_tv <= SETTINGS_TV, result
+    assert result.draft_tokens > 100 and result.accepted_tokens > 0, result
 
 
 def test_the_speculative_server_refuses_a_logit_bias_by_name(servers):
@@ -570,5 +574,5 @@ def test_the_speculative_server_refuses_a_logit_bias_by_name(servers):
 @pytest.mark.parametrize("cell", list(SETTINGS_CELLS))
 def test_the_plain_server_follows_the_restated_sampler_under_a_whole_record_at_tv_0_03(servers, specdec_budget, cell):
     """Measured 2026-11-27 (2 shared cores): PASS with 29,640 and 29,638 tokens in 339 s and 335 s."""
-    report, seconds = settings_per_token(servers, "plain", cell, SETTINGS_CELLS[cell], tv=0.03, seed=62, budget=specdec_budget)
+    report, seconds = settings_per_token(servers, "plain", cell, tv=0.03, seed=62, budget=specdec_budget)
     assert report.verdict == "PASS" and report.reached_tv <= 0.03, report.format()
