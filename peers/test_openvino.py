@@ -52,7 +52,8 @@ PENALTIES = ("repetition penalty", "presence penalty", "frequency penalty")  # s
 PENALTY_N, PENALTY_LENGTH = 8, 8  # answers per prompt (two prompts), tokens per answer: a control of about 15 s
 # The penalty cell of the per-token slice (issue 38): its control and prompt lookup on 96 answers a prompt (1,536 tokens;
 # 2026-12-06 beside a vLLM cell: both PASS at a reached TV of 0.172 in 90 s and 103 s, 436 drafts, 174 of 1,353 drafted
-# tokens kept; as one run_token_cell beside make test: control 0.173, prompt lookup 0.171, 280 s).  Not the repetition penalty: prompt lookup drafted nothing under it in 256 tokens (INCONCLUSIVE).
+# tokens kept; as one run_token_cell beside make test: control 0.173, prompt lookup 0.171, 280 s).  Not the repetition
+# penalty: prompt lookup drafted nothing under it in 256 tokens (INCONCLUSIVE).
 SLICE_PENALTY, SLICE_N = "presence penalty", 96
 
 
