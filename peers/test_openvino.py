@@ -143,8 +143,7 @@ def test_prompt_lookup_follows_the_oracle_under_a_presence_penalty_once_its_cont
                           lambda s: (ovs.engine("prompt_lookup", s, properties=EXACT_PROPERTIES),
                                      ovs.engine(None, s, properties=EXACT_PROPERTIES)),
                           _oracle, prompts=_prompts(), length=PENALTY_LENGTH, tv=None, n=SLICE_N, seed=41, budget=specdec_budget)
-    print(f"\n-> {cell.verdict}, control {cell.extra.get('control_verdict')} at {cell.extra.get('control_reached_tv')}, "
-          f"{cell.extra.get('tokens')} tokens at {cell.reached_tv}, {cell.seconds:.0f} s; {cell.detail}")
+    print(f"\n-> {cell.summary()}")
     assert cell.extra["control_verdict"] == "PASS", cell  # only then may the oracle judge prompt lookup
     assert cell.verdict == "PASS", cell
     assert cell.draft_tokens > 100 and cell.accepted_tokens > 0, cell

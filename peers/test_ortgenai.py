@@ -189,8 +189,7 @@ def test_ngram_under_a_repetition_penalty_follows_the_engines_own_law_once_its_c
     cell = run_token_cell("onnxruntime-genai", "n-gram", SLICE_SETTING, SETTINGS[SLICE_SETTING], lambda s: subjects.build("ngram", s),
                           lambda s: OrtGenAIOracle(subjects.model_dir(), settings=s), prompts=[list(PROMPT)], length=SLICE_LENGTH,
                           tv=None, n=SLICE_N, seed=500, budget=specdec_budget, eos_token_id=subjects.EOS, rows_per_call=16)
-    print(f"\n-> {cell.verdict}, control {cell.extra.get('control_verdict')} at {cell.extra.get('control_reached_tv')}, "
-          f"{cell.extra.get('tokens')} tokens at {cell.reached_tv}, {cell.seconds:.0f} s; {cell.detail}")
+    print(f"\n-> {cell.summary()}")
     assert cell.extra["control_verdict"] == "PASS", cell  # only then may the oracle judge the speculative engine
     assert cell.verdict == "PASS", cell
     assert cell.drafts > 0 and 0 < cell.accepted_tokens <= cell.draft_tokens, cell

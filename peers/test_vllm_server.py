@@ -552,8 +552,7 @@ def test_the_speculative_server_follows_the_restated_sampler_under_a_whole_recor
                                 keep=lambda kind, report: keep(f"settings-{cell.replace(' ', '_')}-{kind}", report))
     finally:
         torch.set_num_threads(threads)
-    print(f"-> {cell}: {result.verdict}, control {result.extra.get('control_verdict')} at {result.extra.get('control_reached_tv')}, "
-          f"{result.extra.get('tokens')} tokens at {result.reached_tv}, {result.seconds:.0f} s; {result.detail}")
+    print(f"-> {cell}: {result.summary()}")
     assert result.extra["control_verdict"] == "PASS", result  # only then may the oracle judge the speculative server
     assert result.verdict == "PASS" and result.reached_tv <= SETTINGS_TV, result
     assert result.draft_tokens > 100 and result.accepted_tokens > 0, result

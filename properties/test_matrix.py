@@ -368,3 +368,10 @@ def test_a_server_matrix_starts_the_plain_server_only_for_a_control_it_runs(tmp_
                                   ["--method", "a", "--tv", "0.1", "--only", "stored", "fresh", "--out", str(tmp_path)])
     assert events == [("start", "a"), ("ready", "a"), ("ask", "a"), ("ask", "a"), ("start", "plain"), ("ready", "plain"),
                       ("ask", "plain"), ("stop", "a"), ("stop", "plain")]
+
+
+def test_a_cells_summary_names_its_control_tokens_drafts_and_detail():
+    cell = Cell("engine", "n-gram", "base", "T=1", "PASS", reached_tv=0.03, drafts=5, draft_tokens=20, accepted_tokens=7,
+                seconds=12.4, detail="d", extra={"control_verdict": "PASS", "control_reached_tv": 0.029, "tokens": 3000})
+    assert cell.summary() == "PASS, control PASS at 0.029, 3000 tokens at 0.03, drafts 5 (20, 7), 12 s; d"
+    assert Cell("e", "m", "s", "T=1", "REFUSED", detail="by the engine").summary().startswith("REFUSED, 0 tokens at None")

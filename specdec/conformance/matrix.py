@@ -44,6 +44,15 @@ class Cell:
     detail: str = ""  # where a FAIL lives, what refused, why it crashed
     extra: dict = field(default_factory=dict)
 
+    def summary(self) -> str:
+        """One line for a log: the verdict, the control's verdict and reached TV (a per-token cell's), the tokens and
+        reached TV, the engine's drafts and accepted tokens, the time and the detail."""
+        extra = self.extra
+        control = f", control {extra['control_verdict']} at {extra.get('control_reached_tv')}" if "control_verdict" in extra \
+            else ""
+        return (f"{self.verdict}{control}, {extra.get('tokens', self.samples)} tokens at {self.reached_tv}, drafts "
+                f"{self.drafts} ({self.draft_tokens}, {self.accepted_tokens}), {self.seconds:.0f} s; {self.detail}")
+
 
 def cell_verdict(report) -> tuple[str, str]:
     """(verdict, detail) of a check_ab report (or a :class:`~specdec.conformance.greedy_equality.GreedyComparison`):
