@@ -5,7 +5,8 @@ Thin: argparse, argument checks before any work (a bad argument is one line on s
 status 2), then calls into the library.  One module per command (check, compare, bench); every module
 is imported only when it is needed - the commands' own modules by :func:`build_parser`, the heavy
 library inside the commands - so ``specdec --help`` starts fast and a Ctrl-C in the first second is an
-interruption like any other (exit 130, no traceback).  Exit statuses: :mod:`specdec.cli.exit_codes`.
+interruption like any other (exit 130, no traceback; held while torch is imported:
+:mod:`specdec.cli._interrupts`).  Exit statuses: :mod:`specdec.cli.exit_codes`.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import sys
 
 from ..errors import UsageError
 from . import exit_codes
+from ._interrupts import import_holding_interrupts
 
 __all__ = ["UsageError", "build_parser", "console_main", "main"]
 
@@ -37,6 +39,7 @@ def build_parser():
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    import_holding_interrupts(getattr(args, "preload", ()))  # torch aborts on a Ctrl-C inside its import
     try:
         return args.run(args)
     except (UsageError, ValueError, TypeError) as error:  # the library refuses a bad argument before sampling

@@ -233,7 +233,7 @@ def add_parser(sub) -> None:
     run.add_argument("--storage", default=".benchmarks", help="pytest-benchmark storage folder (default .benchmarks)")
     run.add_argument("--save", default=None, help="save the run under this name (default: autosave under the commit id)")
     run.add_argument("--latest", default=".benchmarks/latest", help="folder for rows.json and table.md (default .benchmarks/latest)")
-    run.set_defaults(run=run_command)
+    run.set_defaults(run=run_command, preload=("torch",))  # see _interrupts
     from . import load
 
     load.add_parser(bench_sub)

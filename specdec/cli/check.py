@@ -287,4 +287,4 @@ def add_parser(sub) -> None:
                             "num_draft_tokens when it states one, else plus 4), so full blocks are verified at the tested positions")
     prompt_sources.add_arguments(check)
     servers.add_arguments(check)
-    check.set_defaults(run=check_command)
+    check.set_defaults(run=check_command, preload=("torch",))  # see _interrupts

@@ -69,4 +69,4 @@ def add_parser(sub) -> None:
     compare.add_argument("--max-drafts", type=int, default=3, help="largest k for the multi-draft schemes (default 3; at most the library's cap, specdec.schemes.MAX_TABLE_DRAFTS)")
     compare.add_argument("--draft-tokens", type=int, default=2, help="K for the token vs block chain rows (default 2)")
     compare.add_argument("--plot", metavar="FILE.png", help="also draw the optimal plan and the acceptance bars")
-    compare.set_defaults(run=compare_command)
+    compare.set_defaults(run=compare_command, preload=("torch",))  # see _interrupts

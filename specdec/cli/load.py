@@ -205,4 +205,4 @@ def add_parser(bench_sub) -> None:
     load.add_argument("--tokenizer", default=None, help="tokenizer folder for the prompts (default: SmolLM2-135M-Instruct's)")
     load.add_argument("--name", default=None, help="the subject's name in the rows (default: its own)")
     load.add_argument("--storage", default=".benchmarks/open-loop", help="where the run is stored (default .benchmarks/open-loop)")
-    load.set_defaults(run=load_command)
+    load.set_defaults(run=load_command, preload=("torch",))  # see _interrupts
