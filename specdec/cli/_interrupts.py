@@ -23,17 +23,16 @@ def import_holding_interrupts(modules: Iterable[str]) -> None:
 
     Holds only Python's own Ctrl-C (``signal.default_int_handler``) in the main thread: an ignored SIGINT
     stays ignored and a caller's own handler is left alone (those imports run as they are)."""
-    modules = list(modules)
-    if threading.current_thread() is not threading.main_thread() or signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
-        for name in modules:
-            importlib.import_module(name)
-        return
+    hold = threading.current_thread() is threading.main_thread() and (
+        signal.getsignal(signal.SIGINT) is signal.default_int_handler)
     held: list[int] = []
-    signal.signal(signal.SIGINT, lambda signum, frame: held.append(signum))
+    if hold:
+        signal.signal(signal.SIGINT, lambda signum, frame: held.append(signum))
     try:
         for name in modules:
             importlib.import_module(name)
     finally:
-        signal.signal(signal.SIGINT, signal.default_int_handler)
+        if hold:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
     if held:
         raise KeyboardInterrupt
