@@ -219,7 +219,6 @@ def test_ctrl_c_at_any_moment_of_the_start_exits_130_without_a_traceback(tmp_pat
     assert "Traceback" not in done.stderr and done.stderr.strip().splitlines()[-1].endswith("interrupted"), done.stderr
 
 
-
 HELD_IMPORT = """
 import os, signal, sys
 from specdec.cli._interrupts import import_holding_interrupts
