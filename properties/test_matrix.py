@@ -184,6 +184,46 @@ def test_a_stopped_matrix_run_resumes_at_the_next_unfinished_cell(tmp_path):
     assert [c.setting for c in cells] == ["base", "min-p", "bias"] and len(header["runs"]) == 2
 
 
+def test_two_drivers_on_one_cells_file_keep_each_others_cells(tmp_path):
+    from scripts.matrix import runner
+
+    path = tmp_path / "e.json"
+    write_cells([Cell("E", "lookup", "old", "T=1", "PASS", 0.1, 10, extra={"run": 0})], path,
+                {"engine": "transformers", "runs": [{"date": "earlier", "samples_per_side": 1}]})
+
+    def second_driver():  # starts after the first read the file and finishes before the first writes
+        runner.run([("b", "top-k"), ("b", "base")], lambda number, method, name, budget: Cell("E", method, name, "T=1", "PASS", 0.2, 20),
+                   file="e.json", engine="transformers", n=20, append=True, seconds_per_cell=1, out=tmp_path, label=str)
+
+    def first(number, method, name, budget):
+        if number == 1:
+            second_driver()
+        return Cell("E", method, name, "T=1", "PASS", 0.3, 30)
+
+    runner.run([("a", "top-k"), ("a", "base")], first, file="e.json", engine="transformers", n=30, append=True, seconds_per_cell=1,
+               out=tmp_path, label=str)
+    header, cells = read_cells(path)
+    assert [(c.method, c.setting, c.extra["run"]) for c in cells] == [
+        ("lookup", "old", 0), ("b", "top-k", 1), ("b", "base", 1), ("a", "top-k", 2), ("a", "base", 2)]
+    assert [run["samples_per_side"] for run in header["runs"]] == [1, 20, 30]  # each cell names the run that made it
+
+
+def test_a_driver_writes_its_cells_only_while_it_holds_the_files_lock(tmp_path):
+    import threading
+
+    from scripts.matrix import runner
+
+    path, this_run = tmp_path / "e.json", {"engine": "transformers", "date": "today", "samples_per_side": 5}
+    cell = Cell("E", "lookup", "base", "T=1", "PASS", 0.1, 10)
+    writer = threading.Thread(target=runner.write_merged, args=(path, this_run, [cell]), kwargs={"keep": True, "run_index": None})
+    with runner.locked(path):  # another driver, reading and merging
+        writer.start()
+        writer.join(timeout=0.5)
+        assert writer.is_alive() and not path.exists()  # it waits for the lock
+    writer.join(timeout=30)
+    assert not writer.is_alive() and [c.setting for c in read_cells(path)[1]] == ["base"]
+
+
 def test_per_token_cells_make_their_own_table_with_the_control_and_the_oracle_floor():
     from specdec.conformance.token_cells import token_table
 

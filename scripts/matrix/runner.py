@@ -1,10 +1,13 @@
 """The loop every engine's driver shares: its command line, the plan stated before it starts, one cell after
 another (printed and written as each finishes, so an interrupted run keeps what it did), a later run with
-``--append`` replacing only its own cells."""
+``--append`` replacing only its own cells.  Each write re-reads the file under a lock and merges into it, so two drivers
+may run on one file side by side (one core each) and keep each other's cells."""
 
 from __future__ import annotations
 
 import argparse
+import fcntl
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable
 
@@ -59,10 +62,9 @@ def run(plan: list[tuple[str, str]], cell_of: Callable[[int, str, str, ErrorBudg
     path = Path(out) / file
     OUT.mkdir(parents=True, exist_ok=True)
     path.parent.mkdir(parents=True, exist_ok=True)
-    earlier_header, earlier = read_cells(path) if (append or resume) and path.exists() else ({}, [])
-    done = {(c.method, c.setting) for c in earlier} if resume else set()
+    earlier = read_cells(path)[1] if resume and path.exists() else []
+    done = {(c.method, c.setting) for c in earlier}
     this_run = header(engine, n, tv)
-    runs = runs_of(earlier_header) + [{key: this_run[key] for key in RUN_KEYS if key in this_run}]
     budget = ErrorBudget(family_alpha=FAMILY_ALPHA, capacity=checks_per_cell * max(len(plan), 1))
     todo = [(number, method, name) for number, (method, name) in enumerate(plan, 1)
             if (label(method), name) not in done]
@@ -71,15 +73,46 @@ def run(plan: list[tuple[str, str]], cell_of: Callable[[int, str, str, ErrorBudg
     print(f"{engine} matrix: {len(todo)} cells of {size}, about {len(todo) * seconds_per_cell / 60:.0f} minutes "
           f"(family-wise alpha {FAMILY_ALPHA:g}){skipped}; cells go to {path}", flush=True)
     cells: list[Cell] = []
+    run_index = None  # this run's entry in the file header's runs, once it has written
     for number, method, name in todo:
         cell = cell_of(number, method, name, budget)
-        cell.extra["run"] = len(runs) - 1  # which of the header's runs made it
         cells.append(cell)
         tv = "" if cell.reached_tv is None else f"TV {cell.reached_tv:.3f}"
         print(f"[{number}/{len(plan)}] {method:12s} {name:28s} {cell.verdict:12s} {tv:9s} n {cell.samples} drafts {cell.drafts} "
               f"{cell.seconds:.0f} s {cell.detail}", flush=True)
-        write_cells(merge_cells(earlier, cells), path, {**this_run, "runs": runs})
+        run_index = write_merged(path, this_run, cells, keep=append or resume or run_index is not None, run_index=run_index)
     return cells
+
+
+@contextmanager
+def locked(path: Path):
+    """An exclusive lock on the cells' file ``path`` (``flock`` on a hidden ``.NAME.lock`` beside it), held while a run
+    reads, merges and writes it."""
+    with open(path.with_name(f".{path.name}.lock"), "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def write_merged(path: Path, this_run: dict, cells: list[Cell], *, keep: bool, run_index: int | None) -> int:
+    """Write this run's ``cells`` into ``path`` as the file is now, under :func:`locked`: re-read it (``keep``; a fresh
+    run's first write starts an empty file), replace its cells of the same (engine, method, setting), and give the
+    cells the index of this run's entry in the header's runs.  The entry is appended at the run's first write and
+    stays at ``run_index`` after (writers only append), unless a fresh run has replaced the file since.  Returns the
+    index."""
+    entry = {key: this_run[key] for key in RUN_KEYS if key in this_run}
+    with locked(path):
+        file_header, file_cells = read_cells(path) if keep and path.exists() else ({}, [])
+        runs = runs_of(file_header)
+        if run_index is None or run_index >= len(runs) or runs[run_index] != entry:
+            run_index = len(runs)
+            runs.append(entry)
+        for cell in cells:
+            cell.extra["run"] = run_index  # which of the header's runs made it
+        write_cells(merge_cells(file_cells, cells), path, {**this_run, "runs": runs})
+    return run_index
 
 
 def runs_of(file_header: dict) -> list[dict]:
