@@ -1,4 +1,5 @@
-"""mistral.rs 0.6.0's checks at T = 1 (issue 39): speculation on vs off (``check_ab``) and per token (control first).
+"""mistral.rs 0.6.0's checks (issue 39): speculation on vs off (``check_ab``) and per token (control first), at T = 1 and
+T = 0.7 with top-p 0.8, and a finer control of the engine without a draft at T = 1.
 
 Runs in ``.venv-mistralrs``.  The rule (specdec/adapters/mistralrs/mistralrs_decoder.py, from 0.6.0's source) verifies
 drafts by the *argmax* of target and draft, so with a draft model every answer at T = 1 is the greedy one: both checks
@@ -18,6 +19,7 @@ The prompt: "Once upon a time, there was a" (a flat next-token law: its top toke
 shows in few answers.  All ``slow`` (``-m "peers and slow"``): a speculative request takes 3-30 s here.
 """
 
+import os
 import time
 
 import pytest
@@ -33,11 +35,16 @@ GAMMA = 2
 PER_PROCESS = 8  # requests per speculative child
 STORY = [6403, 1980, 253, 655, 28, 665, 436, 253]
 T1 = specdec.SamplingSettings(temperature=1.0)
+T07 = specdec.SamplingSettings(temperature=0.7, top_p=0.8)
 LENGTH = 2  # tokens per answer in the per-token cell, every one tested (at 4, a control answer drew ' \ufffd', a string
 # three ids decode to, after 120 answers: the adapter refuses it, the control ERRORs)
 N_TOKENS = 160  # answers per check of the per-token cell (control and subject; the reached TV in the report)
 AB_N = 24  # answers per side of the A/B check: 24 greedy first pairs vs about 1 of them at T = 1
 ROWS_PER_CALL = 8
+CONTROL_N = 2048  # answers of the finer control (no draft, T = 1): per-token TV about 0.09, about 12 minutes here
+# SPECDEC_MISTRALRS_CONTROL_TV=0.03: the finer control planned for that per-token TV instead (about 17,000 answers,
+# 100 minutes here)
+CONTROL_TV = os.environ.get("SPECDEC_MISTRALRS_CONTROL_TV")
 
 
 def gguf() -> str:
@@ -88,9 +95,10 @@ def greedy(plain):
     return plain.with_settings(specdec.SamplingSettings(temperature=0.0))([STORY], LENGTH, 0)[0]
 
 
-def spec_decoder(batch_length: int | None = None) -> Recorder:
-    return Recorder(MistralRsProcessDecoder(gguf(), settings=T1, gamma=GAMMA, requests_per_process=PER_PROCESS,
-                                            name=f"mistral.rs 0.6.0, draft model (= target) gamma={GAMMA}, T=1"), batch_length)
+def spec_decoder(batch_length: int | None = None, settings: specdec.SamplingSettings = T1) -> Recorder:
+    return Recorder(MistralRsProcessDecoder(gguf(), settings=settings, gamma=GAMMA, requests_per_process=PER_PROCESS,
+                                            name=f"mistral.rs 0.6.0, draft model (= target) gamma={GAMMA}, {settings.label}"),
+                    batch_length)
 
 
 def assert_children_greedy(subject: Recorder, greedy: list[int]) -> None:
@@ -111,18 +119,22 @@ def test_requests_per_process_is_checked():
 
 
 @pytest.mark.slow
-def test_per_token_the_control_passes_and_the_draft_model_fails(plain, greedy, specdec_budget):
+@pytest.mark.parametrize("label, settings, seed", [("T=1", T1, 3900), ("T=0.7 top-p 0.8", T07, 3903)], ids=["t1", "t07"])
+def test_per_token_the_control_passes_and_the_draft_model_fails(plain, greedy, specdec_budget, label, settings, seed):
+    """At T = 1 and at T = 0.7 top-p 0.8: the control (no draft, the same settings) PASSes against transformers' copy, the
+    draft model FAILs (argmax verification: every speculative row is the greedy answer)."""
     from fixtures.models import smollm2
     from specdec.adapters.hf_oracle import HFSettingsOracle
 
-    subject = spec_decoder(batch_length=LENGTH)
+    subject = spec_decoder(batch_length=LENGTH, settings=settings)
+    reference = plain.with_settings(settings, name=f"mistral.rs 0.6.0, no draft, {settings.label}")
     started = time.perf_counter()
     try:
-        cell = run_token_cell("mistral.rs 0.6.0", f"draft model gamma={GAMMA}", "T=1", T1,
-                              lambda settings: (subject, plain), lambda settings: HFSettingsOracle(smollm2()[0], settings),
-                              prompts=[STORY], length=LENGTH, tv=None, n=N_TOKENS, seed=3900, budget=specdec_budget,
+        cell = run_token_cell("mistral.rs 0.6.0", f"draft model gamma={GAMMA}", label, settings,
+                              lambda settings: (subject, reference), lambda settings: HFSettingsOracle(smollm2()[0], settings),
+                              prompts=[STORY], length=LENGTH, tv=None, n=N_TOKENS, seed=seed, budget=specdec_budget,
                               eos_token_id=plain.eos_token_ids[0], rows_per_call=ROWS_PER_CALL,
-                              keep=lambda kind, report: keep_token_cell("mistralrs", "draft T=1", kind, report))
+                              keep=lambda kind, report: keep_token_cell("mistralrs", f"draft {label}", kind, report))
     finally:
         subject.decoder.close()
     print(f"\ncell: {cell.verdict}, control {cell.extra.get('control_verdict')} at TV {cell.extra.get('control_reached_tv')}, "
@@ -150,3 +162,24 @@ def test_ab_at_t1_the_draft_model_fails(plain, greedy):
     keep_token_cell("mistralrs", "draft T=1", "ab", report)
     assert_children_greedy(subject, greedy)
     assert report.verdict == "FAIL", report.format()
+
+
+@pytest.mark.slow
+def test_finer_control_at_t1_passes(plain, specdec_budget):
+    """The engine without a draft at T = 1 against transformers' float32 copy, on CONTROL_N answers (13 times the cell's
+    control; or planned for SPECDEC_MISTRALRS_CONTROL_TV): the oracle's agreement with the engine at a finer TV than the
+    cell's (its control reached 0.43)."""
+    from fixtures.models import smollm2
+    from specdec.adapters.hf_oracle import HFSettingsOracle
+    from specdec.conformance.token_check import check_tokens
+
+    plan = dict(n=None, tv=float(CONTROL_TV)) if CONTROL_TV else dict(n=CONTROL_N, tv=None)
+    asked = f"planned for TV {CONTROL_TV}" if CONTROL_TV else f"{CONTROL_N} answers"
+    started = time.perf_counter()
+    report = check_tokens(plain, HFSettingsOracle(smollm2()[0], T1), [STORY], length=LENGTH, **plan, seed=3902,
+                          budget=specdec_budget, eos_token_id=plain.eos_token_ids[0], rows_per_call=ROWS_PER_CALL,
+                          speculating=False, name=f"mistral.rs 0.6.0, no draft, T=1: control per token, {asked}")
+    keep_token_cell("mistralrs", "control T=1 finer", "control", report)
+    print(f"-> {report.verdict}, {asked}: {report.samples} answers, reached TV {report.reached_tv}, "
+          f"{time.perf_counter() - started:.0f} s")
+    assert report.verdict == "PASS", report.format()
