@@ -13,14 +13,6 @@ import json
 import sys
 
 
-def _args(raw: dict) -> dict:
-    """The request keywords from JSON (a logit bias's ids come back as strings)."""
-    args = dict(raw)
-    if args.get("logit_bias"):
-        args["logit_bias"] = {int(t): float(b) for t, b in args["logit_bias"].items()}
-    return args
-
-
 def main(argv: list[str]) -> int:
     import os
 
@@ -35,7 +27,7 @@ def main(argv: list[str]) -> int:
     for line in sys.stdin:
         try:
             request = json.loads(line)
-            decoder.request_args = _args(request["request_args"])
+            decoder.request_args = dict(request["request_args"])
             rows = decoder(request["prompts"], request["max_new_tokens"], 0)
             answer = {"rows": rows}
         except Exception as error:  # answered, not raised: the parent raises it as a WorkerError

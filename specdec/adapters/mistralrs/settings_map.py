@@ -4,12 +4,16 @@ mistral.rs's sampler (``mistralrs-core/src/sampler.rs``, ``Sampler::sample``, v0
 penalties (and DRY) to the logits, divides them by the temperature, takes the softmax, then truncates with top-k,
 top-p (on the tempered law, tokens kept while the cumulative sum before them is below ``top_p``) and min-p, and draws
 (``sample_top_kp_min_p``); a temperature below 1e-7 is argmax (``Sampler::new``, ``sample_argmax``; a request without
-one gets 1.0, ``engine/add_request.rs``), so the adapter always sends the record's temperature.  The logit bias is added to the
-logits.  Its penalties read the whole sequence (``seq.get_toks()``: prompt and answer), not the answer alone.
+one gets 1.0, ``engine/add_request.rs``), so the adapter always sends the record's temperature.  Its penalties read the
+whole sequence (``seq.get_toks()``: prompt and answer), not the answer alone.
 
 What the Python request of 0.6.0 cannot carry is refused by name (:class:`specdec.sampling_settings.UnsupportedSetting`):
 a repetition penalty (no field), a minimum length, bad words, allowed ids, stop *token ids* (``stop_seqs`` are
-strings), a user logits processor, and more than one sample per request.  ``seeded`` is accepted either way: no
+strings), a user logits processor, more than one sample per request, and a logit bias: the request takes
+``logit_bias`` and the binding copies it into ``SamplingParams.logits_bias`` (``mistralrs-pyo3/src/lib.rs``), but no
+code of ``mistralrs-core`` reads that field at v0.6.0 (``Sampler::new`` in ``engine/add_request.rs`` gets no bias;
+the step that added it in ``Sampler::sample`` was removed in 2024, commit 5e8fe09, #636), so a bias changes nothing
+(``scripts/findings/mistralrs_logit_bias_ignored.py``: +100 on a token of probability 0.27 gave it in 0 of 12 answers).  ``seeded`` is accepted either way: no
 request of 0.6.0 carries a seed (the engine draws from one RNG, module :mod:`.mistralrs_decoder`), so a seed is never honoured.
 """
 
@@ -26,6 +30,8 @@ _REFUSED = {
     "allowed_token_ids": "no allowed-ids list in a 0.6.0 request",
     "stop_token_ids": "0.6.0's requests stop on strings (stop_seqs), not token ids",
     "logits_processor": "the Python API of 0.6.0 takes no logits processor",
+    "logit_bias": "0.6.0 accepts logit_bias and ignores it (no code of mistralrs-core reads SamplingParams.logits_bias: "
+                  "scripts/findings/mistralrs_logit_bias_ignored.py)",
 }
 
 
@@ -43,6 +49,5 @@ def request_args(settings: SamplingSettings) -> dict:
         "min_p": settings.min_p or None,
         "presence_penalty": settings.presence_penalty or None,
         "frequency_penalty": settings.frequency_penalty or None,
-        "logit_bias": {int(t): float(b) for t, b in settings.logit_bias} or None,
     }
     return args
