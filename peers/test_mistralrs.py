@@ -129,6 +129,51 @@ def test_ids_go_in_and_out_exactly(plain):
         plain([split], 1, 0)  # its text encodes to [2644]: the engine could not be sent these ids
 
 
+def test_a_string_several_ids_decode_to_is_resolved_from_the_n_best_list_or_refused():
+    from specdec.adapters.mistralrs.token_ids import IdTable
+    from specdec.errors import ContractError
+
+    table = IdTable(["a", "\ufffd", "b", "\ufffd", "\ufffd"])
+    assert table("a") == 0 and table("b") == 2 and table.ambiguous == {"\ufffd"}
+    top = [(0, -0.5), (3, -2.0), (1, -2.5), (2, -3.0)]
+    assert table("\ufffd", -2.0, top) == 3 and table("\ufffd", -2.5, top) == 1
+    for logprob, entries, why in [(-2.0, [(3, -2.0), (1, -2.0), (0, -3.0)], "do not single one out"),  # a tie
+                                  (-3.0, top, "do not single one out"),  # not above the list's lowest: maybe not in it
+                                  (-4.0, top, "do not single one out"), (None, top, "do not single one out"),
+                                  (-2.0, [], "the 0 best entries")]:
+        with pytest.raises(ContractError, match=why):
+            table("\ufffd", logprob, entries)
+    with pytest.raises(ContractError, match="no id decodes to it"):
+        table("zz")
+
+
+def test_the_n_best_list_gives_every_emitted_tokens_id(plain):
+    """The premise of resolving a string several ids decode to (token_ids), on real answers: where the record's
+    log-probability is above the list's lowest it singles out, in the list, the id its text gives; where it is not,
+    that id is not in the list (a token of rank above TOP_LOGPROBS at T = 1: then an ambiguous string is refused)."""
+    from mistralrs import ChatCompletionRequest
+
+    from specdec.adapters.mistralrs.token_ids import TOP_LOGPROBS
+
+    table, runner, checked = plain._ids, plain.runner, 0
+    text = plain._prompt_text(runner, STORY)
+    for _ in range(8):
+        request = ChatCompletionRequest(messages=text, model="specdec", max_tokens=4, logprobs=True, top_logprobs=TOP_LOGPROBS,
+                                        temperature=1.0)
+        for record in runner.send_chat_completion_request(request).choices[0].logprobs.content:
+            top = [(t.token, t.logprob) for t in record.top_logprobs]
+            assert len(top) == TOP_LOGPROBS
+            if record.token in table.ambiguous:
+                continue
+            if record.logprob > min(lp for _, lp in top):
+                assert table.resolve(record.token, record.logprob, top) == table(record.token), (record.token, record.logprob)
+                checked += 1
+            else:
+                assert table.resolve(record.token, record.logprob, top) is None
+                assert table(record.token) not in {t for t, _ in top}, (record.token, record.logprob)
+    assert checked >= 16, checked  # of 32 positions
+
+
 def test_greedy_rows_are_the_same_with_and_without_the_draft(plain, drafted):
     with_draft = drafted.with_settings(GREEDY)([PROMPT, STORY], 4, 0)
     without = plain.with_settings(GREEDY)([PROMPT, STORY] * 2, 4, 0)

@@ -50,7 +50,7 @@ from ..._validation import as_int, as_seed
 from ...sampling_settings import SamplingSettings
 from .._common import installed_version, require_version
 from .settings_map import request_args
-from .token_ids import VERBATIM_TEMPLATE, IdTable, gguf_token_texts, prompt_text
+from .token_ids import TOP_LOGPROBS, VERBATIM_TEMPLATE, IdTable, gguf_token_texts, prompt_text
 
 SUPPORTED_MISTRALRS = ("0.6.0",)
 DISTRIBUTIONS = ("mistralrs",)
@@ -193,7 +193,7 @@ class MistralRsDecoder:
         if key not in self._texts:
             self._texts[key] = self._prompt_text(runner, prompt)
         request = ChatCompletionRequest(messages=self._texts[key], model="specdec", max_tokens=max_new_tokens,
-                                        logprobs=True, **self.request_args)
+                                        logprobs=True, top_logprobs=TOP_LOGPROBS, **self.request_args)
         try:
             choice = runner.send_chat_completion_request(request).choices[0]
         except BaseException as error:  # pyo3's PanicException (a Rust panic) derives from BaseException, not Exception
@@ -202,7 +202,13 @@ class MistralRsDecoder:
             raise RuntimeError(f"mistral.rs panicked answering a request ({type(error).__name__}: {error}; the engine's message "
                                "is on stderr)") from error
         records = (choice.logprobs.content if choice.logprobs is not None else None) or []
-        return [self._ids(record.token) for record in records[:max_new_tokens]]
+        return [self._id(record) for record in records[:max_new_tokens]]
+
+    def _id(self, record) -> int:
+        """The id of one emitted token's record (its n-best list read only for a string several ids decode to)."""
+        if record.token in self._ids.ambiguous:
+            return self._ids(record.token, record.logprob, [(t.token, t.logprob) for t in record.top_logprobs or ()])
+        return self._ids(record.token)
 
     def close(self) -> None:
         """Drop the Runner (its engine thread ends with it)."""

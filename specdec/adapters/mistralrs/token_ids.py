@@ -12,8 +12,12 @@ across exactly or refuses:
   its ``token`` the engine's decoding of that one id, ``Sampler::sample``'s ``tokenizer.decode(&[next_token])``) are
   mapped back to ids through :class:`IdTable`, the decoding of every id of the GGUF's vocabulary (:func:`gguf_token_texts`;
   the engine's own ``detokenize_text`` goes through its engine loop, about 80 ms a call with a draft model).  A string that several ids
-  decode to (3 of SmolLM2's 49,152 ids' texts) cannot be mapped
-  exactly: :class:`IdTable` raises :class:`specdec.errors.ContractError` naming it rather than guess.
+  decode to (3 of SmolLM2's 49,152 ids' texts, among them ``'\ufffd'``, which 120-odd byte tokens decode to) is
+  resolved from the same record's ``top_logprobs`` (the adapter asks for :data:`TOP_LOGPROBS`; each entry's
+  ``token`` is an id): the record's log-probability is the emitted id's, so when it is above the list's lowest
+  log-probability the id is in the list, and when exactly one entry has the record's text and log-probability, that
+  entry is the id.  Otherwise :class:`IdTable` raises :class:`specdec.errors.ContractError` naming the token rather
+  than guess (a byte token of rank above :data:`TOP_LOGPROBS`, or a tie).
 """
 
 from __future__ import annotations
@@ -21,6 +25,10 @@ from __future__ import annotations
 import functools
 
 from ...errors import ContractError
+
+# The n-best list asked with every answer, to resolve a string several ids decode to (module docstring); 2,000 entries
+# cost nothing measurable here (324-387 ms a 2-token answer with 0, 20, 200 or 2,000, 20 answers each, 2026-12-07).
+TOP_LOGPROBS = 2000
 
 # A Jinja chat template that renders each message's content and nothing else (no role, no BOS, no generation prompt).
 VERBATIM_TEMPLATE = "{% for message in messages %}{{ message['content'] }}{% endfor %}"
@@ -76,6 +84,7 @@ class IdTable:
     """The id of each token string the engine reports (``texts[id]``: every id's own decoding, :func:`gguf_token_texts`)."""
 
     def __init__(self, texts) -> None:
+        texts = tuple(texts)
         ids: dict[str, int] = {}
         ambiguous: set[str] = set()
         for token, text in enumerate(texts):
@@ -84,12 +93,32 @@ class IdTable:
             ids.setdefault(text, token)
         self._ids = {text: token for text, token in ids.items() if text not in ambiguous}
         self.ambiguous = frozenset(ambiguous)
+        self._texts = texts
         self.size = len(texts)
 
-    def __call__(self, text: str) -> int:
+    def __call__(self, text: str, logprob: float | None = None, top=()) -> int:
+        """The id of ``text``; for a string several ids decode to, :meth:`resolve` on the record's ``logprob`` and
+        n-best list ``top`` (module docstring)."""
         token = self._ids.get(text)
-        if token is None:
-            why = "several ids decode to it" if text in self.ambiguous else "no id decodes to it"
-            raise ContractError(f"mistral.rs reported the token {text!r}, which cannot be mapped to one id ({why}): "
-                                "the answer cannot be given as token ids exactly")
-        return token
+        if token is not None:
+            return token
+        if text not in self.ambiguous:
+            why = "no id decodes to it"
+        else:
+            token = self.resolve(text, logprob, top)
+            if token is not None:
+                return token
+            why = (f"several ids decode to it, and the {len(top)} best entries of its position do not single one out "
+                   f"(log-probability {logprob})")
+        raise ContractError(f"mistral.rs reported the token {text!r}, which cannot be mapped to one id ({why}): "
+                            "the answer cannot be given as token ids exactly")
+
+    def resolve(self, text: str, logprob: float | None, top) -> int | None:
+        """The one entry of ``top`` ((id, log-probability) pairs, the engine's n-best list at the position, best
+        first) whose id decodes to ``text`` with the emitted token's ``logprob``, when ``logprob`` is above the list's
+        lowest (so the emitted id is in the list); None when there is no such single entry."""
+        top = [(int(t), float(lp)) for t, lp in top]
+        if logprob is None or not top or not float(logprob) > min(lp for _, lp in top):
+            return None
+        found = [t for t, lp in top if lp == float(logprob) and 0 <= t < self.size and self._texts[t] == text]
+        return found[0] if len(found) == 1 else None
