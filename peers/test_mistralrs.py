@@ -223,3 +223,13 @@ def test_the_engine_ignores_a_logit_bias():
     from scripts.findings import mistralrs_logit_bias_ignored
 
     assert mistralrs_logit_bias_ignored.main() == 1
+
+
+@pytest.mark.slow  # make peers-slow: about 30 s
+def test_the_engine_reports_base_10_logprobs():
+    """0.6.0's ``logprob`` values are base-10 logarithms (their #2327, fixed after 0.6.0): the adapter reads them only
+    to single out an id by equality (token_ids), never as probabilities; a release that reports natural logs fails
+    this test, and the note in peers/README.md is then out of date."""
+    from scripts.findings import mistralrs_logprobs_base10
+
+    assert mistralrs_logprobs_base10.main() == 1

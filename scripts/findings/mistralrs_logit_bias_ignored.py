@@ -26,6 +26,8 @@ PROMPT_TEXT = "Once upon a time, there was a"
 ROWS = 12
 BIAS = 100.0
 
+_KEPT = []  # mistral.rs 0.6.0: a Runner built after another was dropped fails its dummy run ("Engine is dead"): keep them
+
 
 def main() -> int:
     from importlib import metadata
@@ -37,6 +39,7 @@ def main() -> int:
     path = str(_gguf_dir() / GGUF_FILE)
     runner = Runner(which=Which.GGUF(quantized_model_id=os.path.dirname(path), quantized_filename=os.path.basename(path)),
                     token_source="none")
+    _KEPT.append(runner)
     messages = [{"role": "user", "content": PROMPT_TEXT}]
 
     def first(logit_bias=None):
