@@ -50,7 +50,7 @@ from ..._validation import as_int, as_seed
 from ...sampling_settings import SamplingSettings
 from .._common import installed_version, require_version
 from .settings_map import request_args
-from .token_ids import TOP_LOGPROBS, VERBATIM_TEMPLATE, IdTable, gguf_token_texts, prompt_text
+from .token_ids import VERBATIM_TEMPLATE, IdTable, gguf_token_texts, prompt_text, top_logprobs_asked
 
 SUPPORTED_MISTRALRS = ("0.6.0",)
 DISTRIBUTIONS = ("mistralrs",)
@@ -193,7 +193,8 @@ class MistralRsDecoder:
         if key not in self._texts:
             self._texts[key] = self._prompt_text(runner, prompt)
         request = ChatCompletionRequest(messages=self._texts[key], model="specdec", max_tokens=max_new_tokens,
-                                        logprobs=True, top_logprobs=TOP_LOGPROBS, **self.request_args)
+                                        logprobs=True, top_logprobs=top_logprobs_asked(self._ids.size),
+                                        **self.request_args)
         try:
             choice = runner.send_chat_completion_request(request).choices[0]
         except BaseException as error:  # pyo3's PanicException (a Rust panic) derives from BaseException, not Exception

@@ -13,11 +13,15 @@ across exactly or refuses:
   mapped back to ids through :class:`IdTable`, the decoding of every id of the GGUF's vocabulary (:func:`gguf_token_texts`;
   the engine's own ``detokenize_text`` goes through its engine loop, about 80 ms a call with a draft model).  A string that several ids
   decode to (3 of SmolLM2's 49,152 ids' texts, among them ``'\ufffd'``, which 120-odd byte tokens decode to) is
-  resolved from the same record's ``top_logprobs`` (the adapter asks for :data:`TOP_LOGPROBS`; each entry's
-  ``token`` is an id): the record's log-probability is the emitted id's, so when it is above the list's lowest
-  log-probability the id is in the list, and when exactly one entry has the record's text and log-probability, that
-  entry is the id.  Otherwise :class:`IdTable` raises :class:`specdec.errors.ContractError` naming the token rather
-  than guess (a byte token of rank above :data:`TOP_LOGPROBS`, or a tie).
+  resolved from the same record's ``top_logprobs`` (each entry's ``token`` is an id): the record's log-probability
+  is the emitted id's, so when it is above the list's lowest the id is in the list, and when exactly one entry has
+  the record's text and log-probability, that entry is the id.  The adapter asks for the whole vocabulary but one
+  (:func:`top_logprobs_asked`: 0.6.0 panics at the vocabulary's size, in ``select_nth_unstable``), since a byte token
+  of rank above 2,000 was drawn in 1 of 3,504 two-token answers at T = 1; it costs about 45 % more time an answer
+  here (549 ms against 379 ms for 2 tokens, 5 answers each, 2026-12-07).  Otherwise :class:`IdTable` raises
+  :class:`specdec.errors.ContractError` naming the token rather than guess (the vocabulary's last token, or a tie).
+  0.6.0's log-probabilities are base-10 logarithms (``scripts/findings/mistralrs_logprobs_base10.py``): only compared
+  with each other here.
 """
 
 from __future__ import annotations
@@ -25,10 +29,6 @@ from __future__ import annotations
 import functools
 
 from ...errors import ContractError
-
-# The n-best list asked with every answer, to resolve a string several ids decode to (module docstring); 2,000 entries
-# cost nothing measurable here (324-387 ms a 2-token answer with 0, 20, 200 or 2,000, 20 answers each, 2026-12-07).
-TOP_LOGPROBS = 2000
 
 # A Jinja chat template that renders each message's content and nothing else (no role, no BOS, no generation prompt).
 VERBATIM_TEMPLATE = "{% for message in messages %}{{ message['content'] }}{% endfor %}"
@@ -78,6 +78,11 @@ def gguf_token_texts(path: str) -> tuple[str, ...]:
         texts.append(token if control or any(c not in decoder for c in token)
                      else bytes(decoder[c] for c in token).decode("utf-8", errors="replace"))
     return tuple(texts)
+
+
+def top_logprobs_asked(vocab_size: int) -> int:
+    """The n-best list the adapter asks with every answer: the whole vocabulary but one (module docstring)."""
+    return vocab_size - 1
 
 
 class IdTable:
