@@ -37,13 +37,13 @@ STORY = [6403, 1980, 253, 655, 28, 665, 436, 253]
 T1 = specdec.SamplingSettings(temperature=1.0)
 T07 = specdec.SamplingSettings(temperature=0.7, top_p=0.8)
 LENGTH = 2  # tokens per answer in the per-token cell, every one tested (at 4, a control answer drew ' \ufffd', a string
-# three ids decode to, after 120 answers: the adapter refuses it, the control ERRORs)
+# many ids decode to, after 120 answers, and ERRORed; the adapter now resolves such a string from the n-best list)
 N_TOKENS = 160  # answers per check of the per-token cell (control and subject; the reached TV in the report)
 AB_N = 24  # answers per side of the A/B check: 24 greedy first pairs vs about 1 of them at T = 1
 ROWS_PER_CALL = 8
-CONTROL_N = 2048  # answers of the finer control (no draft, T = 1): per-token TV about 0.09, about 12 minutes here
+CONTROL_N = 2048  # answers of the finer control (no draft, T = 1): per-token TV 0.087, 12-17 minutes here
 # SPECDEC_MISTRALRS_CONTROL_TV=0.03: the finer control planned for that per-token TV instead (about 17,000 answers,
-# 100 minutes here)
+# 2-2.5 hours here)
 CONTROL_TV = os.environ.get("SPECDEC_MISTRALRS_CONTROL_TV")
 
 

@@ -13,8 +13,9 @@ strings), a user logits processor, more than one sample per request, and a logit
 ``logit_bias`` and the binding copies it into ``SamplingParams.logits_bias`` (``mistralrs-pyo3/src/lib.rs``), but no
 code of ``mistralrs-core`` reads that field at v0.6.0 (``Sampler::new`` in ``engine/add_request.rs`` gets no bias;
 the step that added it in ``Sampler::sample`` was removed in 2024, commit 5e8fe09, #636), so a bias changes nothing
-(``scripts/findings/mistralrs_logit_bias_ignored.py``: +100 on a token of probability 0.27 gave it in 0 of 12 answers).  ``seeded`` is accepted either way: no
-request of 0.6.0 carries a seed (the engine draws from one RNG, module :mod:`.mistralrs_decoder`), so a seed is never honoured.
+(``scripts/findings/mistralrs_logit_bias_ignored.py``: +100 on a token of probability 0.27 gave it in 0 of 12
+answers).  ``seeded`` is accepted either way: no request of 0.6.0 carries a seed (the engine draws from one RNG,
+module :mod:`.mistralrs_decoder`), so a seed is never honoured.
 """
 
 from __future__ import annotations
