@@ -16,7 +16,8 @@ token shorter than the ids given.  Never use it for a conformance check (the pro
 
 **Stop rule.**  mistral.rs 0.6.0 always stops a row at ``<|im_end|>`` (a logit bias cannot prevent it: 0.6.0
 ignores the bias, scripts/findings/mistralrs_logit_bias_ignored.py), so a prompt whose greedy answer ends before
-``--new-tokens`` makes the bench refuse the pair (both sides must emit exactly that many).  The first prompt of every task kind runs to 24 tokens or more (translation's ends at 26).
+``--new-tokens`` makes the bench refuse the pair (both sides must emit exactly that many).  The first prompt of every
+task kind runs to 24 tokens or more (translation's ends at 26).
 
 **Batch.**  One request at a time (the adapter sends each row as its own request, in order); ``max_seqs`` is the
 engine's limit of sequences at once.  **Threads**: rayon's pool (``RAYON_NUM_THREADS``, one per process), 1 by
