@@ -276,6 +276,38 @@ def test_the_per_token_driver_shares_a_settings_control_between_methods_and_clos
     assert [c.setting for c in read_cells(tmp_path / "e.json")[1]] == ["base", "base", "penalty", "penalty"]
 
 
+def test_a_per_token_cell_keeps_checkpoints_a_resumed_run_continues_and_an_interrupted_cell_is_not_written(tmp_path, monkeypatch):
+    """Each cell's checks keep their counts in the cell's own folder; ``--resume`` hands the folder on as it is, a run
+    without it starts the cell afresh; a cell Ctrl-C'd ends the run and is not a cell of the file."""
+    from scripts.matrix import token_driver
+
+    monkeypatch.setattr(token_driver.runner, "OUT", tmp_path / "out")
+    handed, verdicts = [], iter(["INTERRUPTED", "PASS", "PASS", "PASS"])
+
+    def fake_cell(engine, method, setting, settings, build, oracle_of, *, keep, control_report, seed, checkpoints, **kwargs):
+        handed.append((setting, checkpoints, sorted(p.name for p in checkpoints.glob("*"))))
+        checkpoints.mkdir(parents=True, exist_ok=True)
+        (checkpoints / "tokens.json").write_text("{}")  # what a check leaves
+        return Cell(engine, method, setting, settings.label, next(verdicts), 0.1, 10)
+
+    monkeypatch.setattr(token_driver, "run_token_cell", fake_cell)
+    settings = {"base": SamplingSettings(temperature=0.7), "penalty": SamplingSettings(temperature=0.7, repetition_penalty=1.3)}
+    matrix = token_driver.TokenMatrix("doc", "E 1.0", "transformers", {"a": "method a"}, settings, "e.json",
+                                      seconds_per_cell=1, prompts=lambda: ((1, 2, 3),))
+    run = lambda *extra: token_driver.run_matrix(matrix, lambda method, s: (object(), object()), lambda s: object(),  # noqa: E731
+                                                 ["--tv", "0.05", "--out", str(tmp_path), *extra])
+    run()
+    folder = tmp_path / "out" / "checkpoints" / "e" / "tv0.05" / "a-base"
+    assert handed == [("base", folder, [])]  # interrupted at its first cell: the run stopped there
+    assert not (tmp_path / "e.json").exists()  # and wrote nothing
+    run("--resume")
+    assert handed[1:] == [("base", folder, ["tokens.json"]), ("penalty", folder.with_name("a-penalty"), [])]
+    assert [c.setting for c in read_cells(tmp_path / "e.json")[1]] == ["base", "penalty"]
+    run("--append", "--only", "base")
+    assert handed[3:] == [("base", folder, [])]  # without --resume: a fresh cell, the old counts removed
+    assert token_driver.checkpoint_folder(matrix, 0.03, "draft_model", "top-k") == tmp_path / "out/checkpoints/e/tv0.03/draft_model-top_k"
+
+
 def test_a_resumed_per_token_run_takes_the_controls_earlier_runs_passed_of_the_same_versions(tmp_path, monkeypatch):
     from scripts.matrix import token_driver
     from scripts.matrix.header import header

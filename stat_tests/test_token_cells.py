@@ -214,3 +214,69 @@ def test_a_subject_that_refuses_or_fails_one_answer_ends_its_cell_before_the_con
         cell = run_token_cell("e", "m", "s", SETTINGS, failing(error), oracle_of, prompts=[PROMPT], length=2, tv=0.1, seed=0)
         assert (cell.verdict, cell.detail[:len(detail)]) == (verdict, detail), (error, cell)
     assert asked == [], f"the control ran {len(asked)} calls for a subject that could not answer one token"
+
+
+class _StopsAt(HFPromptLookupDecoder):
+    """The speculative subject, Ctrl-C'd at its ``stop_at``-th call (as a terminal's Ctrl-C reaches a running check)."""
+
+    def __init__(self, *args, stop_at: int, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.stop_at, self.calls = stop_at, 0
+
+    def __call__(self, prompts, max_new_tokens, seed):
+        self.calls += 1
+        if self.calls == self.stop_at:
+            raise KeyboardInterrupt
+        return super().__call__(prompts, max_new_tokens, seed)
+
+
+def test_a_cell_stopped_midway_continues_from_its_checkpoints_and_ends_as_the_uninterrupted_one(specdec_budget, tmp_path):
+    """A long cell (hours at a per-token TV of 0.03) survives its process: each check's counts go to the cell's folder
+    as they are drawn; the cell run again with the folder draws only what was left, the control not at all."""
+    import json
+
+    target = tiny_pair(0, vocab_size=8)[0]
+    oracle_of = lambda s: HFSettingsOracle(target, s)  # noqa: E731
+    whole = _cell(specdec_budget, _lookup(target), oracle_of, checkpoints=tmp_path / "whole")
+    reports: dict = {}
+    plain_calls = []  # the checks kept before each call of the engine without speculation
+
+    def build(stop_at):
+        def made(settings):
+            plain = HFGenerateDecoder(target, settings=settings)
+
+            class Counted(HFGenerateDecoder):
+                def __call__(self, *args):
+                    plain_calls.append(tuple(reports))
+                    return plain(*args)
+
+            return (_StopsAt(target, settings=settings, num_draft_tokens=4, max_ngram_size=3, stop_at=stop_at),
+                    Counted(target, settings=settings))
+        return made
+
+    folder = tmp_path / "stopped"
+    # call 1 is the ask before the control, call 2 the subject's first chunk: Ctrl-C at its second
+    stopped = _cell(specdec_budget, build(3), oracle_of, ab_n=100, checkpoints=folder, keep=reports.__setitem__)
+    assert stopped.verdict == "INTERRUPTED" and list(reports) == ["control", "tokens"], (stopped, list(reports))  # no A/B
+    assert reports["tokens"].verdict == "INTERRUPTED" and plain_calls and set(plain_calls) == {()}  # the control ran
+    saved = {kind: json.loads((folder / f"{kind}.json").read_text()) for kind in ("control", "tokens")}
+    assert saved["control"]["complete"] and not saved["tokens"]["complete"] and not (folder / "ab.json").exists()
+    reports.clear(), plain_calls.clear()
+    resumed = _cell(specdec_budget, build(0), oracle_of, checkpoints=folder, keep=reports.__setitem__)
+    assert (resumed.verdict, resumed.samples, resumed.reached_tv, resumed.extra["tokens"]) == \
+        (whole.verdict, whole.samples, whole.reached_tv, whole.extra["tokens"]), (whole, resumed)
+    assert resumed.extra["control_tokens"] == whole.extra["control_tokens"]
+    assert plain_calls == [], plain_calls  # the control came back whole from its checkpoint: not run again
+    assert any("resumed from a checkpoint" in note for note in reports["tokens"].notes), reports["tokens"].notes
+    assert any("resumed from a checkpoint" in note for note in reports["control"].notes), reports["control"].notes
+    assert resumed.seconds >= saved["tokens"]["seconds"] + saved["control"]["seconds"]
+
+
+def test_a_cells_checkpoints_are_a_folder_and_name_each_checks_file():
+    target = tiny_pair(0, vocab_size=8)[0]
+    args = dict(prompts=[PROMPT], length=2, tv=0.1, seed=0)
+    with pytest.raises(ValueError, match=r"checkpoints='.*' names each check's checkpoint; \['resume'\] may not be given"):
+        run_token_cell("e", "m", "s", SETTINGS, _lookup(target), lambda s: HFSettingsOracle(target, s), checkpoints="x",
+                       resume="y.json", **args)
+    with pytest.raises(TypeError, match="checkpoints must be a folder's path or None, got int"):
+        run_token_cell("e", "m", "s", SETTINGS, _lookup(target), lambda s: HFSettingsOracle(target, s), checkpoints=3, **args)

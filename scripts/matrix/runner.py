@@ -35,7 +35,8 @@ def arguments(doc: str, default_n: int | None, methods: list[str], names: list[s
     parser.add_argument("--only", nargs="*", default=None, choices=names, metavar="SETTING", help="settings to run (default: all)")
     parser.add_argument("--append", action="store_true", help="keep the file's other cells (replace only the ones run)")
     parser.add_argument("--resume", action="store_true",
-                        help="continue a stopped run: keep the file's cells and run only the planned cells it does not hold yet")
+                        help="continue a stopped run: keep the file's cells and run only the planned cells it does not hold yet "
+                             "(a per-token cell stopped midway continues from its checkpoints)")
     parser.add_argument("--out", type=Path, default=CELLS, help=f"the cells' folder (default {CELLS.relative_to(ROOT)})")
     return parser.parse_args(argv)
 
@@ -76,6 +77,10 @@ def run(plan: list[tuple[str, str]], cell_of: Callable[[int, str, str, ErrorBudg
     run_index = None  # this run's entry in the file header's runs, once it has written
     for number, method, name in todo:
         cell = cell_of(number, method, name, budget)
+        if cell.verdict == "INTERRUPTED":  # Ctrl-C: not a cell of the file; the run stops here
+            print(f"[{number}/{len(plan)}] {method} {name}: interrupted after {cell.seconds:.0f} s; not written (--resume "
+                  "continues a per-token cell from its checkpoints)", flush=True)
+            break
         cells.append(cell)
         tv = "" if cell.reached_tv is None else f"TV {cell.reached_tv:.3f}"
         print(f"[{number}/{len(plan)}] {method:12s} {name:28s} {cell.verdict:12s} {tv:9s} n {cell.samples} drafts {cell.drafts} "

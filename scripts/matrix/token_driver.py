@@ -10,10 +10,16 @@ A driver states its engine and passes two functions: ``build(method, settings)``
 ``method``, the engine without) and ``oracle_of(settings)`` -> the engine's law oracle; each may raise
 :class:`specdec.sampling_settings.UnsupportedSetting` (a ``REFUSED`` cell naming who refused).  Greedy settings are
 not per-token cells (row-by-row equality: the A/B drivers).
+
+Each cell keeps its checks' counts as they go in ``.peers/matrix/checkpoints/FILE/tvTV/METHOD-SETTING/``
+(:func:`checkpoint_folder`; :mod:`specdec.conformance.checkpoints`): ``--resume`` continues a cell stopped midway (a
+killed process, a session's end) from them, drawing only what it had left, with the same command line (a changed one
+is refused, naming what changed); a run without ``--resume`` starts each of its cells afresh.
 """
 
 from __future__ import annotations
 
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -67,6 +73,9 @@ def run_matrix(matrix: TokenMatrix, build: Callable, oracle_of: Callable, argv=N
         print(f"{len(controls)} settings' controls PASSed in earlier runs, taken from the files: {', '.join(controls)}", flush=True)
 
     def cell_of(number, method, name, budget):
+        folder = checkpoint_folder(matrix, args.tv, method, name)
+        if not args.resume:
+            shutil.rmtree(folder, ignore_errors=True)  # a fresh cell: no counts of an earlier one
         built = []
 
         def make(s):
@@ -89,7 +98,7 @@ def run_matrix(matrix: TokenMatrix, build: Callable, oracle_of: Callable, argv=N
             cell = run_token_cell(matrix.engine, matrix.methods[method], name, settings[name], make, oracle, prompts=prompts,
                                   length=matrix.length, tv=args.tv, seed=matrix.seed_base + 10 * number, budget=budget,
                                   eos_token_id=matrix.eos(settings[name]), rows_per_call=matrix.rows_per_call, ab_n=matrix.ab_n,
-                                  keep=keep, control_report=controls.get(name))
+                                  keep=keep, control_report=controls.get(name), checkpoints=folder)
         finally:
             for made in built:
                 close = getattr(made, "close", None)
@@ -102,6 +111,12 @@ def run_matrix(matrix: TokenMatrix, build: Callable, oracle_of: Callable, argv=N
                seconds_per_cell=matrix.seconds_per_cell * (matrix.default_tv / args.tv) ** 2, out=args.out,
                checks_per_cell=matrix.checks_per_cell, tv=args.tv, label=matrix.methods.get)
     return 0
+
+
+def checkpoint_folder(matrix: TokenMatrix, tv: float, method: str, setting: str) -> Path:
+    """Where a cell's checks keep their counts (module docstring): one folder per file, asked TV, method and setting."""
+    slug = "-".join("".join(ch if ch.isalnum() else "_" for ch in part) for part in (method, setting))
+    return runner.OUT / "checkpoints" / Path(matrix.file).stem / f"tv{tv:g}" / slug
 
 
 def known_controls(matrix: TokenMatrix, args) -> dict[str, StoredControl]:

@@ -24,12 +24,21 @@ A setting's control does not depend on the method: it is run once per setting an
 one run (its report) or across runs (a :class:`StoredControl` read back from an earlier cell of the same engine
 versions, setting, oracle, prompts, length and asked TV); a shared control's cell says so and, stored, which run
 made it.
+
+A cell stopped midway need not start again: with ``checkpoints`` (a folder) each check writes its counts there as it
+goes (``control.json``, ``tokens.json``, ``ab.json``: :mod:`specdec.conformance.checkpoints`) and a check whose file is
+there continues from it, drawing only what it had left (the same arguments, or a ValueError naming what changed); the
+cell's time then includes the sampling time its checks spent before.  A check interrupted (Ctrl-C) ends the cell at
+once, ``INTERRUPTED``, the next checks not run.
 """
 
 from __future__ import annotations
 
+import json
+import os
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Callable
 
 from ..sampling_settings import SamplingSettings, UnsupportedSetting
@@ -62,19 +71,21 @@ def run_token_cell(engine: str, method: str, setting: str, settings: SamplingSet
                    build: Callable[[SamplingSettings], tuple], oracle_of: Callable[[SamplingSettings], object], *,
                    prompts, length: int, tv: float, seed: int, budget=None, eos_token_id=None, rows_per_call: int = 16,
                    ab_n: int | None = None, ab_length: int = 2, keep: Callable | None = None, control_report=None,
-                   **run_args) -> Cell:
+                   checkpoints: str | os.PathLike | None = None, **run_args) -> Cell:
     """One per-token cell (module docstring).  ``build(settings)`` -> (subject with speculation, the engine without);
     ``oracle_of(settings)`` -> a :class:`specdec.protocols.LawOracle` of the engine under ``settings``.  ``tv``: the
     per-token TV the control and the subject are planned for (the cell's asked TV); ``ab_n``: answers per side of the
     A/B check beside them (None: no A/B check), on the first ``ab_length`` tokens.  ``keep(kind, report)`` receives
     each report ("control", "tokens", "ab").  ``control_report``: the control of an earlier cell of the same engine,
     setting, oracle, prompts, length and TV (the engine without speculation does not depend on the method), its
-    report or a :class:`StoredControl`: judged as if run here, not run again (its keep is not called again).  Further
-    keywords go to every check (``time_budget``, ``console``...)."""
+    report or a :class:`StoredControl`: judged as if run here, not run again (its keep is not called again).
+    ``checkpoints``: a folder where each check's counts are kept as it goes and from which a check continues (module
+    docstring).  Further keywords go to every check (``time_budget``, ``console``...)."""
     from .ab_check import check_ab
     from .token_check import check_tokens
 
-    started = time.perf_counter()
+    saved = _checkpoint_files(checkpoints, run_args)
+    started = time.perf_counter() - sum(_seconds_before(path) for path in saved.values())
     try:
         subject, reference = build(settings)
     except UnsupportedSetting as refused:
@@ -92,7 +103,7 @@ def run_token_cell(engine: str, method: str, setting: str, settings: SamplingSet
     name = f"{engine}, {method}, {setting}"
     if control_report is None:
         control = check_tokens(reference, oracle, prompts, seed=seed, name=f"{name}: control (no speculation) per token",
-                               speculating=False, **common)
+                               speculating=False, **common, **_continued(saved, "control"))
         _keep(keep, "control", control)
     else:
         control = control_report
@@ -107,14 +118,17 @@ def run_token_cell(engine: str, method: str, setting: str, settings: SamplingSet
                                                      if verdict == "FAIL" else "the control did not reach the TV: " + detail)
         return Cell(engine, method, setting, settings.label, verdict, control.reached_tv, 0, seconds=time.perf_counter() - started,
                     detail=_short(detail), extra=extra)
-    tokens = check_tokens(subject, oracle, prompts, seed=seed + 1, name=f"{name}: per token", **common)
+    tokens = check_tokens(subject, oracle, prompts, seed=seed + 1, name=f"{name}: per token", **common, **_continued(saved, "tokens"))
     _keep(keep, "tokens", tokens)
+    if tokens.verdict == "INTERRUPTED":
+        return Cell(engine, method, setting, settings.label, "INTERRUPTED", tokens.reached_tv, tokens.samples,
+                    seconds=time.perf_counter() - started, detail=_short(cell_verdict(tokens)[1]), extra=extra)
     counted, drafted = token_counts(tokens)
     extra.update(token_verdict=tokens.verdict, token_reached_tv=tokens.reached_tv, tokens=counted, drafted_tokens=drafted)
     reports = [tokens]
     if ab_n is not None:
         ab = check_ab(subject, reference, prompts, length=ab_length, eos_token_id=eos_token_id, rows_per_call=rows_per_call,
-                      n=ab_n, tv=None, seed=seed + 2, budget=budget, name=f"{name}: A/B", **run_args)
+                      n=ab_n, tv=None, seed=seed + 2, budget=budget, name=f"{name}: A/B", **run_args, **_continued(saved, "ab"))
         _keep(keep, "ab", ab)
         extra.update(ab_verdict=ab.verdict, ab_reached_tv=ab.reached_tv, ab_samples=ab.samples // 2)
         reports.append(ab)
@@ -141,6 +155,40 @@ def _ask_subject(subject, prompt, length: int, seed: int) -> tuple[str, str] | N
             return "REFUSED", refusal
         return "ERROR", _short("one answer asked of the subject before its control: " + message.strip().splitlines()[0])
     return None
+
+
+def _checkpoint_files(folder, run_args: dict) -> dict[str, Path]:
+    """Check kind -> its checkpoint file in ``folder`` (module docstring); {} without a folder."""
+    if folder is None:
+        return {}
+    if not isinstance(folder, (str, os.PathLike)):
+        raise TypeError(f"checkpoints must be a folder's path or None, got {type(folder).__name__}")
+    clash = sorted({"checkpoint", "resume"} & set(run_args))
+    if clash:
+        raise ValueError(f"checkpoints={os.fspath(folder)!r} names each check's checkpoint; {clash} may not be given beside it")
+    folder = Path(folder)
+    if folder.exists() and not folder.is_dir():
+        raise ValueError(f"checkpoints={os.fspath(folder)!r} is a file, not a folder")
+    folder.mkdir(parents=True, exist_ok=True)
+    return {kind: folder / f"{kind}.json" for kind in ("control", "tokens", "ab")}
+
+
+def _continued(saved: dict[str, Path], kind: str) -> dict:
+    """The check's ``checkpoint`` and, when its file is there, ``resume`` keywords."""
+    if not saved:
+        return {}
+    path = saved[kind]
+    return {"checkpoint": path, "resume": path if path.is_file() else None}
+
+
+def _seconds_before(path: Path) -> float:
+    """The sampling seconds a checkpoint file records (0 when there is none)."""
+    if not path.is_file():
+        return 0.0
+    try:
+        return float(json.loads(path.read_text()).get("seconds", 0.0))
+    except (OSError, ValueError, AttributeError, TypeError) as error:
+        raise ValueError(f"the checkpoint {os.fspath(path)!r} cannot be read: {error}") from error
 
 
 def _keep(keep, kind: str, report) -> None:
