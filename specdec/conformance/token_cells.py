@@ -34,7 +34,6 @@ once, ``INTERRUPTED``, the next checks not run.
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from dataclasses import dataclass
@@ -42,6 +41,7 @@ from pathlib import Path
 from typing import Callable
 
 from ..sampling_settings import SamplingSettings, UnsupportedSetting
+from .checkpoints import load as load_checkpoint
 from .matrix import Cell, _short, cell_verdict, engine_refusal
 
 __all__ = ["StoredControl", "run_token_cell", "token_counts", "token_table"]
@@ -182,13 +182,8 @@ def _continued(saved: dict[str, Path], kind: str) -> dict:
 
 
 def _seconds_before(path: Path) -> float:
-    """The sampling seconds a checkpoint file records (0 when there is none)."""
-    if not path.is_file():
-        return 0.0
-    try:
-        return float(json.loads(path.read_text()).get("seconds", 0.0))
-    except (OSError, ValueError, AttributeError, TypeError) as error:
-        raise ValueError(f"the checkpoint {os.fspath(path)!r} cannot be read: {error}") from error
+    """The sampling seconds a checkpoint file records (0 when there is none; a ValueError when it is not one)."""
+    return float(load_checkpoint(path, "")["seconds"]) if path.is_file() else 0.0
 
 
 def _keep(keep, kind: str, report) -> None:
