@@ -41,13 +41,18 @@ def arguments(doc: str, default_n: int | None, methods: list[str], names: list[s
     return parser.parse_args(argv)
 
 
+def slug(*parts: str) -> str:
+    """A file name of ``parts``: each with every character but letters and digits as ``_``, joined by ``-``."""
+    return "-".join("".join(ch if ch.isalnum() else "_" for ch in part) for part in parts)
+
+
 def keeper(engine: str, method: str, setting: str):
     """A ``keep`` for :func:`specdec.conformance.matrix.run_cell`: the cell's whole report in ``.peers/matrix/reports/``."""
-    slug = "-".join("".join(ch if ch.isalnum() else "_" for ch in part) for part in (engine, method, setting))
+    name = slug(engine, method, setting)
 
     def keep(report) -> None:
         (OUT / "reports").mkdir(parents=True, exist_ok=True)
-        (OUT / "reports" / f"{slug}.json").write_text(report.to_json())
+        (OUT / "reports" / f"{name}.json").write_text(report.to_json())
 
     return keep
 

@@ -115,8 +115,7 @@ def run_matrix(matrix: TokenMatrix, build: Callable, oracle_of: Callable, argv=N
 
 def checkpoint_folder(matrix: TokenMatrix, tv: float, method: str, setting: str) -> Path:
     """Where a cell's checks keep their counts (module docstring): one folder per file, asked TV, method and setting."""
-    slug = "-".join("".join(ch if ch.isalnum() else "_" for ch in part) for part in (method, setting))
-    return runner.OUT / "checkpoints" / Path(matrix.file).stem / f"tv{tv:g}" / slug
+    return runner.OUT / "checkpoints" / Path(matrix.file).stem / f"tv{tv:g}" / runner.slug(method, setting)
 
 
 def known_controls(matrix: TokenMatrix, args) -> dict[str, StoredControl]:
