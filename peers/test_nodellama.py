@@ -38,7 +38,7 @@ import specdec
 from fixtures.vllm_subjects import PROMPT
 from scripts.matrix.token_prompts import token_prompts
 from specdec.adapters.nodellama import SUPPORTED_NODE_LLAMA_CPP, NodeLlamaDecoder, installed_node_llama_cpp, sampling_object
-from specdec.adapters.nodellama import nodellama_decoder as decoder_module
+from specdec.adapters.nodellama import worker as worker_module
 from specdec.decoding.models import GGUF_FILE, _gguf_dir
 from specdec.errors import PeerVersionError
 from specdec.sampling_settings import UnsupportedSetting
@@ -93,7 +93,7 @@ def test_the_installed_version_is_the_tested_one():
 
 
 def test_the_adapter_refuses_a_version_it_was_not_tested_on(monkeypatch):
-    monkeypatch.setattr(decoder_module, "installed_node_llama_cpp", lambda modules: "3.21.0")
+    monkeypatch.setattr(worker_module, "installed_node_llama_cpp", lambda modules: "3.21.0")
     d = decoder(T1)
     with pytest.raises(PeerVersionError, match=r"supports node-llama-cpp 3\.21\.1; installed in .*: 3\.21\.0"):
         d([PROMPT], 2, 0)

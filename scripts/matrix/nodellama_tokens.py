@@ -4,16 +4,16 @@ prompt, answers of 32 tokens, every emitted token counted), judged by
 :func:`specdec.conformance.token_cells.run_token_cell` through :mod:`.token_driver`.
 
 Per setting: the control (node-llama-cpp without a token predictor against
-:class:`specdec.adapters.llama_cpp.oracle.LlamaCppOracle` - the same GGUF through llama-cpp-python 0.3.36's llama.cpp, one
-token at a time, then llama.cpp's sampler chain in node-llama-cpp's order: :mod:`specdec.adapters.nodellama.worker_sampling`),
-run once and shared by the methods; then input lookup (``InputLookupTokenPredictor``, K = 4) and the draft model
+:class:`specdec.adapters.nodellama.NodeLlamaOracle` - the engine's own law of each position on the true prefix, one
+token at a time on its own build: :mod:`specdec.adapters.nodellama.nodellama_oracle` says why not llama-cpp-python's
+build), run once and shared by the methods; then input lookup (``InputLookupTokenPredictor``, K = 4) and the draft model
 (``DraftSequenceTokenPredictor`` on the same GGUF, K = 4, the target waiting for the K drafts) against the same oracle.
 Both verify by a coupling (the target draws every position, a draft kept while it equals the draw before it:
 :mod:`specdec.adapters.nodellama.nodellama_decoder`), lossless for temperature, top-k, top-p and min-p; under a
 repetition, presence or frequency penalty a drafted position is sampled under its step's first history (a finding,
 ``scripts/findings/nodellama_penalty_at_drafted_positions.py``), so those cells should FAIL where drafts are kept.
-What node-llama-cpp's ``evaluate`` cannot take is a ``REFUSED`` cell naming the adapter.  Run in ``.venv-llama`` (the
-oracle's llama-cpp-python; node-llama-cpp installed in ``.peers/nodellama`` by ``make peers-nodellama``)::
+What node-llama-cpp's ``evaluate`` cannot take is a ``REFUSED`` cell naming the adapter.  Run in ``.venv-llama``
+(node-llama-cpp installed in ``.peers/nodellama`` by ``make peers-nodellama``)::
 
     HF_HUB_OFFLINE=1 .venv-llama/bin/python -m scripts.matrix.nodellama_tokens [--tv 0.03] [--method lookup draft] [--only SETTING ...] [--resume]
 
@@ -49,9 +49,9 @@ def build(method, settings):
 
 
 def oracle_of(settings):
-    from specdec.adapters.llama_cpp.oracle import LlamaCppOracle
+    from specdec.adapters.nodellama import NodeLlamaOracle
 
-    return LlamaCppOracle(gguf(), settings=settings, llama_args={"n_threads": 1})
+    return NodeLlamaOracle(gguf(), settings=settings)
 
 
 def main(argv=None) -> int:

@@ -51,15 +51,13 @@ from __future__ import annotations
 import os
 
 from ..._validation import as_float, as_int, as_seed
-from ...errors import PeerVersionError
 from ...sampling_settings import SamplingSettings
 from .._common import checked_prompt_rows, request_seeds
 from .worker_sampling import sampling_object
-from .worker import DEFAULT_MODULES, NodeWorker, installed_node_llama_cpp
+from .worker import DEFAULT_MODULES, SUPPORTED_NODE_LLAMA_CPP, NodeWorker, start_checked
 
 __all__ = ["SPECULATION", "SUPPORTED_NODE_LLAMA_CPP", "NodeLlamaDecoder"]
 
-SUPPORTED_NODE_LLAMA_CPP = ("3.21.1",)
 SPECULATION = (None, "draft", "lookup")
 VOCAB = 49152  # SmolLM2's; the worker states the model's own (``ready.vocab``), which the decoder then uses
 
@@ -121,18 +119,8 @@ class NodeLlamaDecoder:
     def start(self) -> NodeWorker:
         """The worker, started on first use (after the version check)."""
         if self._worker is None:
-            if self.check_version:
-                version = installed_node_llama_cpp(self.modules)
-                if version not in SUPPORTED_NODE_LLAMA_CPP:
-                    raise PeerVersionError(f"specdec.adapters.nodellama supports node-llama-cpp "
-                                           f"{' or '.join(SUPPORTED_NODE_LLAMA_CPP)}; installed in {self.modules}: {version} "
-                                           "(not tested on it; it does not guess another version's contract)")
-            self._worker = NodeWorker(self._config(), node=self.node)
+            self._worker = start_checked(self._config(), modules=self.modules, node=self.node, check_version=self.check_version)
             ready = self._worker.ready
-            if self.check_version and ready.get("version") not in SUPPORTED_NODE_LLAMA_CPP:
-                self.close()
-                raise PeerVersionError(f"the worker loaded node-llama-cpp {ready.get('version')!r}, not "
-                                       f"{' or '.join(SUPPORTED_NODE_LLAMA_CPP)}")
             self.eos_token_ids = tuple(int(t) for t in ready.get("eog", ()))
             self.vocab = int(ready.get("vocab") or VOCAB)
         return self._worker

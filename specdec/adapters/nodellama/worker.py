@@ -20,7 +20,10 @@ from pathlib import Path
 from ...errors import PeerVersionError
 from ..json_lines_worker import JsonLinesWorker, WorkerError
 
-__all__ = ["DEFAULT_MODULES", "SERVER_SCRIPT", "NodeWorker", "WorkerError", "installed_node_llama_cpp"]
+__all__ = ["DEFAULT_MODULES", "SERVER_SCRIPT", "SUPPORTED_NODE_LLAMA_CPP", "NodeWorker", "WorkerError", "installed_node_llama_cpp",
+           "start_checked"]
+
+SUPPORTED_NODE_LLAMA_CPP = ("3.21.1",)
 
 SERVER_SCRIPT = Path(__file__).resolve().parent / "js" / "server.mjs"
 DEFAULT_MODULES = Path(__file__).resolve().parents[3] / ".peers" / "nodellama" / "node_modules"
@@ -48,3 +51,20 @@ class NodeWorker(JsonLinesWorker):
             raise FileNotFoundError("node (Node.js >= 20) is not on PATH: the nodellama adapter runs node-llama-cpp in it")
         super().__init__([self.node, str(SERVER_SCRIPT), json.dumps(config)], label="node-llama-cpp",
                          start_timeout=start_timeout, request_timeout=request_timeout)
+
+
+def start_checked(config: dict, *, modules: str | os.PathLike, node: str | None, check_version: bool) -> NodeWorker:
+    """A worker on ``config``, the installed node-llama-cpp checked against :data:`SUPPORTED_NODE_LLAMA_CPP` before Node
+    starts and the one the worker loaded after (``check_version``: both refused with a PeerVersionError otherwise)."""
+    supported = " or ".join(SUPPORTED_NODE_LLAMA_CPP)
+    if check_version:
+        version = installed_node_llama_cpp(modules)
+        if version not in SUPPORTED_NODE_LLAMA_CPP:
+            raise PeerVersionError(f"specdec.adapters.nodellama supports node-llama-cpp {supported}; installed in "
+                                   f"{os.fspath(modules)}: {version} (not tested on it; it does not guess another version's contract)")
+    worker = NodeWorker(config, node=node)
+    loaded = worker.ready.get("version")
+    if check_version and loaded not in SUPPORTED_NODE_LLAMA_CPP:
+        worker.close()
+        raise PeerVersionError(f"the worker loaded node-llama-cpp {loaded!r}, not {supported}")
+    return worker

@@ -9,6 +9,9 @@
 //           "sampling": {temperature, topK, topP, minP, repeatPenalty: {penalty, frequencyPenalty, presencePenalty,
 //           lastTokens} | null}}
 // Answer:  {"tokens": [[ids]], "predictions": [{used, unused, validated, refuted, steps}]}   or   {"error": "..."}
+// Laws request (specdec.adapters.nodellama.nodellama_oracle): {"laws": true, "prompts": [[ids]], "answers": [[ids]],
+//           "sampling": {...}, "listAll": n, "keep": k}  ->  {"laws": [[[ids, probs, rest], ...]]}: for every position t
+//           of every answer, the law the engine samples answer[t] from given prompt + answer[:t] (below, lawsOf).
 // Rows run `sequences` at a time, each on its own context sequence (node-llama-cpp batches their decodes together).
 import { createInterface } from "node:readline";
 import { pathToFileURL } from "node:url";
@@ -95,7 +98,62 @@ async function answer(sequence, prompt, seed, request) {
     return [out, delta];
 }
 
+// The engine's own law at every position of `answer` given its true prefix: evaluateWithMetadata with probabilities
+// (AddonContext.cpp's SampleToken: the softmax of the candidates left by the sampler chain - penalties, top-k, top-p,
+// min-p, temperature - in float32), one token at a time as without a predictor, each position's draw replaced by the
+// answer's own token (the generator's replacement token), the penalty history the answer's earlier tokens (as
+// `answer` above).  A law of at most `listAll` tokens is sent whole; a larger one as its `keep` most likely tokens
+// (the candidates come sorted by logit) and the rest's mass, all divided by their sum.  T = 0 (the greedy sampler): the one-hot law of the
+// engine's own choice.
+async function lawsOf(sequence, prompt, answer, request) {
+    await sequence.clearHistory();
+    const laws = [];
+    if (answer.length === 0)
+        return laws;
+    const s = request.sampling;
+    const options = { temperature: s.temperature, topK: s.topK, topP: s.topP, minP: s.minP, seed: 0, yieldEogToken: true };
+    if (s.repeatPenalty != null)
+        options.repeatPenalty = { punishTokens: () => answer.slice(Math.max(0, laws.length - s.repeatPenalty.lastTokens), laws.length),
+                                  maxPunishTokens: s.repeatPenalty.lastTokens, penalty: s.repeatPenalty.penalty,
+                                  frequencyPenalty: s.repeatPenalty.frequencyPenalty,
+                                  presencePenalty: s.repeatPenalty.presencePenalty };
+    const iterator = sequence.evaluateWithMetadata(prompt, { probabilities: true }, options);
+    try {
+        let step = await iterator.next();
+        while (!step.done) {
+            const { token, probabilities } = step.value;
+            if (s.temperature === 0)
+                laws.push([[token], [1], 0]);
+            else {
+                const entries = [...probabilities.entries()];
+                const listed = entries.length <= request.listAll ? entries : entries.slice(0, request.keep);
+                let total = 0, rest = 0;  // float32 probabilities over ~50,000 tokens sum to 1 within ~2e-4: renormalised
+                for (let i = 0; i < entries.length; i++) {
+                    total += entries[i][1];
+                    if (i >= listed.length)
+                        rest += entries[i][1];
+                }
+                laws.push([listed.map((e) => e[0]), listed.map((e) => e[1] / total), rest / total]);
+            }
+            if (laws.length >= answer.length)
+                break;
+            step = await iterator.next(answer[laws.length - 1]);
+        }
+    } finally {
+        await iterator.return();
+    }
+    if (laws.length !== answer.length)
+        throw new Error(`the engine stopped after ${laws.length} of ${answer.length} positions`);
+    return laws;
+}
+
 async function serve(request) {
+    if (request.laws) {
+        const laws = [];
+        for (let i = 0; i < request.prompts.length; i++)
+            laws.push(await lawsOf(sequences[0], request.prompts[i], request.answers[i], request));
+        return { laws };
+    }
     const tokens = new Array(request.prompts.length);
     const predictions = new Array(request.prompts.length);
     for (let start = 0; start < request.prompts.length; start += sequences.length) {
