@@ -16,7 +16,10 @@ n answers fixed, the reached TV in each report):
 * input lookup at T = 0.7, top-p 0.8 with a repetition penalty of 1.5: expected FAIL (a drafted position is sampled
   under the penalties of its step's first position), the control PASSing.
 
-Each cell writes its reports' summary to ``.peers/nodellama-token-cells.jsonl``.
+Each cell writes its reports' summary to ``.peers/nodellama-token-cells.jsonl``.  The per-token matrix
+(``scripts.matrix.nodellama_tokens``) judges node-llama-cpp with its own law instead
+(:class:`specdec.adapters.nodellama.NodeLlamaOracle`, since 2026-12-08): on the matrix's " cat"/" dog" *token* prompt the
+two builds' laws differ (``test_nodellama_oracle.py``), where on this text prompt the controls PASSed.
 """
 
 import time

@@ -119,7 +119,8 @@ class NodeLlamaDecoder:
     def start(self) -> NodeWorker:
         """The worker, started on first use (after the version check)."""
         if self._worker is None:
-            self._worker = start_checked(self._config(), modules=self.modules, node=self.node, check_version=self.check_version)
+            self._worker = start_checked(self._config(), modules=self.modules, node=self.node,
+                                         check_version=self.check_version)
             ready = self._worker.ready
             self.eos_token_ids = tuple(int(t) for t in ready.get("eog", ()))
             self.vocab = int(ready.get("vocab") or VOCAB)

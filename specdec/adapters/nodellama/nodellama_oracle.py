@@ -111,7 +111,8 @@ class NodeLlamaOracle:
                                    f"{len(answers[start:stop])}")
             for answer, laws in zip(answers[start:stop], reply["laws"]):
                 if len(laws) != len(answer):
-                    raise RuntimeError(f"the node-llama-cpp worker answered {len(laws)} laws for an answer of {len(answer)} tokens")
+                    raise RuntimeError(f"the node-llama-cpp worker answered {len(laws)} laws for an answer of "
+                                       f"{len(answer)} tokens")
                 out.append([TokenLaw(np.asarray(probs, dtype=np.float64), np.asarray(ids, dtype=np.int64), float(rest))
                             for ids, probs, rest in laws])
         return out

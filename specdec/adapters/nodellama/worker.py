@@ -20,8 +20,8 @@ from pathlib import Path
 from ...errors import PeerVersionError
 from ..json_lines_worker import JsonLinesWorker, WorkerError
 
-__all__ = ["DEFAULT_MODULES", "SERVER_SCRIPT", "SUPPORTED_NODE_LLAMA_CPP", "NodeWorker", "WorkerError", "installed_node_llama_cpp",
-           "start_checked"]
+__all__ = ["DEFAULT_MODULES", "SERVER_SCRIPT", "SUPPORTED_NODE_LLAMA_CPP", "NodeWorker", "WorkerError",
+           "installed_node_llama_cpp", "start_checked"]
 
 SUPPORTED_NODE_LLAMA_CPP = ("3.21.1",)
 
@@ -61,7 +61,8 @@ def start_checked(config: dict, *, modules: str | os.PathLike, node: str | None,
         version = installed_node_llama_cpp(modules)
         if version not in SUPPORTED_NODE_LLAMA_CPP:
             raise PeerVersionError(f"specdec.adapters.nodellama supports node-llama-cpp {supported}; installed in "
-                                   f"{os.fspath(modules)}: {version} (not tested on it; it does not guess another version's contract)")
+                                   f"{os.fspath(modules)}: {version} (not tested on it; it does not guess another "
+                                   "version's contract)")
     worker = NodeWorker(config, node=node)
     loaded = worker.ready.get("version")
     if check_version and loaded not in SUPPORTED_NODE_LLAMA_CPP:
