@@ -11,15 +11,22 @@ Runs with ``.venv-llama``'s Python after ``make .peers/nodellama/.installed`` (`
   earlier tokens (a repetition penalty lowers a token the answer already holds, against the law without it);
 * why the matrix does not judge node-llama-cpp with llama-cpp-python's build (the oracle's docstring): at that prompt
   llama-cpp-python 0.3.36's llama.cpp ends the top-p 0.8 nucleus after 2644 before token 198, node-llama-cpp's law keeps
-  198 - two builds, two laws.
+  198 - two builds, two laws;
+* ``make peers``' per-token penalty cell for node-llama-cpp (the engine takes no processor): at T = 0.7, top-p 0.8 with a
+  repetition penalty of 1.5, 4 tokens after the " cat"/" dog" text prompt, the engine without a predictor PASSes against
+  this oracle (the control, 64 answers), then input lookup FAILs (a drafted position sampled under its step's first
+  penalty history: ``scripts/findings/nodellama_penalty_at_drafted_positions.py``), judged at family-wise alpha 1e-6.
 
-About 30 seconds.  The control at power (the engine without speculation against this oracle, every setting, the
+About 2 minutes.  The control at power (the engine without speculation against this oracle, every setting, the
 matrix's prompts) is the first check of every cell of ``scripts.matrix.nodellama_tokens``.
 """
 
 import numpy as np
 import pytest
 
+import specdec
+from fixtures.token_cell_log import keep_token_cell
+from fixtures.vllm_subjects import PROMPT
 from scripts.matrix.token_prompts import token_prompts
 from specdec import SamplingSettings
 from specdec.adapters.nodellama import NodeLlamaDecoder, NodeLlamaOracle
@@ -30,6 +37,7 @@ pytestmark = pytest.mark.peers
 GREEDY = SamplingSettings(temperature=0.0)
 NUCLEUS = SamplingSettings(temperature=0.7, top_p=0.8)
 T1 = SamplingSettings(temperature=1.0)
+PENALTY = SamplingSettings(temperature=0.7, top_p=0.8, repetition_penalty=1.5)
 CAT_DOG = list(token_prompts()[3])  # the drafting-friendly prompt of the matrix: " cat"/" dog" tokens (2644, 2767)
 
 
@@ -117,3 +125,19 @@ def test_llama_cpp_pythons_build_is_another_law():
     print(f"\nafter 2644: node-llama-cpp {dict(zip(node_law.ids.tolist(), node_law.probs.round(4).tolist()))}, "
           f"llama-cpp-python {dict(zip(other_law.ids.tolist(), other_law.probs.round(4).tolist()))}")
     assert law_of(node_law, 198) > 0.01 and law_of(other_law, 198) == 0.0
+
+
+def test_a_penalty_cell_per_token_control_first(specdec_budget):
+    common = dict(length=4, tv=None, rows_per_call=16)
+    with NodeLlamaOracle(gguf(), settings=PENALTY) as oracle:
+        with NodeLlamaDecoder(gguf(), settings=PENALTY) as control:
+            report = specdec.check_tokens(control, oracle, [list(PROMPT)], n=64, seed=500, budget=specdec_budget,
+                                          name="node-llama-cpp, repetition 1.5: control (no speculation) per token", **common)
+        keep_token_cell("nodellama", "penalty slice", "control", report)
+        assert report.verdict == "PASS", report.format()  # only then may the oracle judge the speculative engine
+        with NodeLlamaDecoder(gguf(), settings=PENALTY, speculation="lookup", num_draft_tokens=4) as subject:
+            report = specdec.check_tokens(subject, oracle, [list(PROMPT)], n=160, seed=501, family_alpha=1e-6,
+                                          name="node-llama-cpp input lookup K=4, repetition 1.5: per token", **common)
+        keep_token_cell("nodellama", "penalty slice", "tokens", report)
+    assert report.verdict == "FAIL", report.format()
+    assert report.speculation["accepted_tokens"] > 0, report.speculation
