@@ -25,7 +25,7 @@ def _node_llama_cpp() -> str | None:
         return None
 
 
-NPM_VERSIONS = {"node-llama-cpp": (_node_llama_cpp, "llama_cpp_python")}  # engine: (its version, its oracle's distribution)
+NPM_VERSIONS = {"node-llama-cpp": (_node_llama_cpp, None)}  # engine: (its version, its oracle's distribution, if another)
 
 
 def _version(names) -> str | None:
@@ -42,7 +42,9 @@ def header(engine: str, n: int | None, tv: float | None = None) -> dict:
     versions = library_versions()
     if engine in NPM_VERSIONS:
         version_of, oracle = NPM_VERSIONS[engine]
-        versions[engine], versions[f"{oracle} (oracle)"] = version_of(), _version((oracle,))
+        versions[engine] = version_of()
+        if oracle is not None:  # node-llama-cpp's oracle is the engine itself (NodeLlamaOracle) since 2026-12-08
+            versions[f"{oracle} (oracle)"] = _version((oracle,))
     else:
         versions[engine] = _version(DISTRIBUTIONS[engine])
     return {"engine": engine, "date": datetime.date.today().isoformat(), "commit": git_commit(str(ROOT)), "versions": versions,
