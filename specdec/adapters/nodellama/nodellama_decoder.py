@@ -54,7 +54,7 @@ from ..._validation import as_float, as_int, as_seed
 from ...sampling_settings import SamplingSettings
 from .._common import checked_prompt_rows, request_seeds
 from .worker_sampling import sampling_object
-from .worker import DEFAULT_MODULES, SUPPORTED_NODE_LLAMA_CPP, NodeWorker, start_checked
+from .worker import DEFAULT_MODULES, SUPPORTED_NODE_LLAMA_CPP, NodeWorker, WorkerOwner, start_checked
 
 __all__ = ["SPECULATION", "SUPPORTED_NODE_LLAMA_CPP", "NodeLlamaDecoder"]
 
@@ -62,7 +62,7 @@ SPECULATION = (None, "draft", "lookup")
 VOCAB = 49152  # SmolLM2's; the worker states the model's own (``ready.vocab``), which the decoder then uses
 
 
-class NodeLlamaDecoder:
+class NodeLlamaDecoder(WorkerOwner):
     """node-llama-cpp's ``evaluate`` on ``model_path`` (a GGUF) as a :class:`specdec.protocols.Decoder` (module docstring)."""
 
     def __init__(self, model_path: str | os.PathLike, *, settings: SamplingSettings | None = None,
@@ -151,21 +151,3 @@ class NodeLlamaDecoder:
     def speculation_counts(self) -> dict | None:
         """Cumulative counts since the decoder was built (module docstring); None for the control."""
         return None if self.speculation is None else dict(self._counts)
-
-    def close(self) -> None:
-        """Stop the worker (by its pid if it does not exit); a later call starts a new one."""
-        if self._worker is not None:
-            self._worker.close()
-            self._worker = None
-
-    def __enter__(self) -> "NodeLlamaDecoder":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
-
-    def __del__(self) -> None:
-        try:
-            self.close()
-        except Exception:
-            pass

@@ -40,7 +40,7 @@ from ...laws.oracles import TokenLaw
 from ...sampling_settings import SamplingSettings, settings_from
 from ...stats.rank_cells import RANKS
 from .._common import checked_prompt_rows
-from .worker import DEFAULT_MODULES, NodeWorker, start_checked
+from .worker import DEFAULT_MODULES, NodeWorker, WorkerOwner, start_checked
 from .worker_sampling import ENGINE, sampling_object
 
 __all__ = ["FLOOR", "NodeLlamaOracle"]
@@ -49,7 +49,7 @@ FLOOR = 1e-3
 ANSWERS_PER_REQUEST = 16  # one worker request holds this many answers (each read has the worker's timeout)
 
 
-class NodeLlamaOracle:
+class NodeLlamaOracle(WorkerOwner):
     """node-llama-cpp's per-token laws of the GGUF ``model_path`` under ``settings`` (module docstring)."""
 
     def __init__(self, model_path: str | os.PathLike, *, settings: SamplingSettings | None = None, floor: float = FLOOR,
@@ -116,21 +116,3 @@ class NodeLlamaOracle:
                 out.append([TokenLaw(np.asarray(probs, dtype=np.float64), np.asarray(ids, dtype=np.int64), float(rest))
                             for ids, probs, rest in laws])
         return out
-
-    def close(self) -> None:
-        """Stop the worker; a later call starts a new one."""
-        if self._worker is not None:
-            self._worker.close()
-            self._worker = None
-
-    def __enter__(self) -> "NodeLlamaOracle":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
-
-    def __del__(self) -> None:
-        try:
-            self.close()
-        except Exception:
-            pass

@@ -21,7 +21,7 @@ from ...errors import PeerVersionError
 from ..json_lines_worker import JsonLinesWorker, WorkerError
 
 __all__ = ["DEFAULT_MODULES", "SERVER_SCRIPT", "SUPPORTED_NODE_LLAMA_CPP", "NodeWorker", "WorkerError",
-           "installed_node_llama_cpp", "start_checked"]
+           "WorkerOwner", "installed_node_llama_cpp", "start_checked"]
 
 SUPPORTED_NODE_LLAMA_CPP = ("3.21.1",)
 
@@ -69,3 +69,28 @@ def start_checked(config: dict, *, modules: str | os.PathLike, node: str | None,
         worker.close()
         raise PeerVersionError(f"the worker loaded node-llama-cpp {loaded!r}, not {supported}")
     return worker
+
+
+class WorkerOwner:
+    """What owns one :class:`NodeWorker` in ``_worker`` (the decoder, the oracle): :meth:`close` stops it, a ``with``
+    block or garbage collection closes it."""
+
+    _worker: NodeWorker | None = None
+
+    def close(self) -> None:
+        """Stop the worker (by its pid if it does not exit); a later call starts a new one."""
+        if self._worker is not None:
+            self._worker.close()
+            self._worker = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:
+            pass
